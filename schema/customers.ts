@@ -1,0 +1,49 @@
+import {
+  bigserial,
+  boolean,
+  index,
+  integer,
+  pgTable,
+  text,
+  timestamp,
+  uniqueIndex,
+} from "drizzle-orm/pg-core";
+import { partners } from "./partners.ts";
+import { programs } from "./programs.ts";
+
+export const customerStatuses = ["clicked", "lead", "converted"] as const;
+export type CustomerStatus = (typeof customerStatuses)[number];
+
+/**
+ * A customer of one program, bound once to the partner of its first click (first-click attribution).
+ * `customer_key` is the brand's own id, saved only when a lead settles.
+ */
+export const customers = pgTable(
+  "customers",
+  {
+    id: bigserial("id", { mode: "number" }).primaryKey(),
+    programId: integer("program_id")
+      .notNull()
+      .references(() => programs.id),
+    partnerId: integer("partner_id").references(() => partners.id),
+    clickId: text("click_id"),
+    clickedAt: timestamp("clicked_at", { withTimezone: true }),
+    customerKey: text("customer_key"),
+    status: text("status", { enum: customerStatuses }).notNull().default("clicked"),
+    emailHash: text("email_hash"),
+    emailMasked: text("email_masked"),
+    providerCustomerId: text("provider_customer_id"),
+    signedUpAt: timestamp("signed_up_at", { withTimezone: true }),
+    firstConvertedAt: timestamp("first_converted_at", { withTimezone: true }),
+    firstCommissionAt: timestamp("first_commission_at", { withTimezone: true }),
+    isTest: boolean("is_test").notNull().default(false),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+    updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    uniqueIndex("customers_program_customer_key_unique").on(t.programId, t.customerKey),
+    uniqueIndex("customers_program_click_unique").on(t.programId, t.clickId),
+    index("customers_program_email_idx").on(t.programId, t.emailHash),
+    index("customers_program_provider_customer_idx").on(t.programId, t.providerCustomerId),
+  ],
+);

@@ -1,0 +1,114 @@
+import {
+  bigint,
+  bigserial,
+  boolean,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  text,
+  timestamp,
+  uniqueIndex,
+} from "drizzle-orm/pg-core";
+import { partners, referralLinks } from "./partners.ts";
+import { programs } from "./programs.ts";
+
+/**
+ * One row per click. `click_id` is made in the worker (random, URL-safe) so a click can be answered before
+ * its row is durable. When a visitor who already has a click id arrives through another link, the new row
+ * records the visitor's original id in `visitor_click_id`.
+ */
+export const clickEvents = pgTable(
+  "affiliate_click_events",
+  {
+    id: bigserial("id", { mode: "number" }).primaryKey(),
+    clickId: text("click_id").notNull(),
+    programId: integer("program_id")
+      .notNull()
+      .references(() => programs.id),
+    partnerId: integer("partner_id")
+      .notNull()
+      .references(() => partners.id),
+    linkId: integer("link_id")
+      .notNull()
+      .references(() => referralLinks.id),
+    visitorClickId: text("visitor_click_id"),
+    affiliateUrl: text("affiliate_url").notNull(),
+    referrer: text("referrer"),
+    userAgent: text("user_agent"),
+    isTest: boolean("is_test").notNull().default(false),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    uniqueIndex("affiliate_click_events_click_id_unique").on(t.clickId),
+    index("affiliate_click_events_program_created_idx").on(t.programId, t.createdAt),
+  ],
+);
+
+/** A signup. Provisional leads (browser mode under `server_required`) settle nothing until confirmed. */
+export const leadEvents = pgTable(
+  "affiliate_lead_events",
+  {
+    id: bigserial("id", { mode: "number" }).primaryKey(),
+    programId: integer("program_id").references(() => programs.id),
+    customerId: bigint("customer_id", { mode: "number" }),
+    partnerId: integer("partner_id").references(() => partners.id),
+    clickId: text("click_id"),
+    customerKey: text("customer_key"),
+    emailHash: text("email_hash"),
+    emailMasked: text("email_masked"),
+    eventName: text("event_name"),
+    provisional: boolean("provisional").notNull().default(false),
+    settledAt: timestamp("settled_at", { withTimezone: true }),
+    /** Sent with the program API key: only such test leads count toward integration verification. */
+    viaApiKey: boolean("via_api_key").notNull().default(false),
+    isTest: boolean("is_test").notNull().default(false),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    index("affiliate_lead_events_customer_idx").on(t.customerId),
+    index("affiliate_lead_events_program_email_idx").on(t.programId, t.emailHash),
+  ],
+);
+
+export const saleSources = ["api", "stripe"] as const;
+
+/**
+ * A recorded sale. `processor_event_id` (the `transaction_id`, or the provider's payment id) is unique
+ * across the whole service: the one dedupe key shared by the sale endpoint and the provider's events.
+ */
+export const saleEvents = pgTable(
+  "affiliate_sale_events",
+  {
+    id: bigserial("id", { mode: "number" }).primaryKey(),
+    processorEventId: text("processor_event_id").notNull(),
+    programId: integer("program_id")
+      .notNull()
+      .references(() => programs.id),
+    customerId: bigint("customer_id", { mode: "number" }),
+    partnerId: integer("partner_id").references(() => partners.id),
+    amountCents: bigint("amount_cents", { mode: "number" }).notNull(),
+    taxCents: bigint("tax_cents", { mode: "number" }),
+    currency: text("currency").notNull().default("USD"),
+    saleType: text("sale_type").notNull().default("payment"),
+    lineItems: jsonb("line_items"),
+    isRecurring: boolean("is_recurring").notNull().default(false),
+    subscriptionId: text("subscription_id"),
+    subscriptionInterval: text("subscription_interval"),
+    productId: text("product_id"),
+    occurredAt: timestamp("occurred_at", { withTimezone: true }),
+    provider: text("provider"),
+    providerPaymentId: text("provider_payment_id"),
+    livemode: boolean("livemode"),
+    source: text("source", { enum: saleSources }).notNull().default("api"),
+    /** Cumulative refunded amount, capped at `amount_cents`. */
+    refundedCents: bigint("refunded_cents", { mode: "number" }).notNull().default(0),
+    isTest: boolean("is_test").notNull().default(false),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    uniqueIndex("affiliate_sale_events_processor_event_id_unique").on(t.processorEventId),
+    index("affiliate_sale_events_customer_idx").on(t.customerId),
+    index("affiliate_sale_events_program_created_idx").on(t.programId, t.createdAt),
+  ],
+);
