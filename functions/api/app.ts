@@ -1,0 +1,27 @@
+import { OpenAPIHono } from "@hono/zod-openapi";
+import { badRequest, platformError } from "../../lib/errors/api-error.ts";
+import { defaultErrorPolicy, renderError } from "../../lib/errors/envelopes.ts";
+import { handleError } from "../../lib/errors/on-error.ts";
+import type { AppEnv } from "../../lib/http/app-env.ts";
+import { dependencies } from "../../lib/http/dependencies.ts";
+import { requestId } from "../../lib/http/request-id.ts";
+import { firstIssueMessage } from "../../lib/validation/first-issue.ts";
+import { registerDocs } from "./routes/docs.ts";
+import { registerClick } from "./routes/track/click.ts";
+
+/** The API worker's Hono app: cross-cutting middleware, then one registration per endpoint. */
+export function createApp(): OpenAPIHono<AppEnv> {
+  const app = new OpenAPIHono<AppEnv>({
+    defaultHook: (result) => {
+      if (!result.success) throw badRequest(firstIssueMessage(result.error));
+    },
+  });
+  app.use("*", requestId, dependencies);
+  app.onError(handleError);
+  app.notFound((c) => c.json(renderError(platformError(404, "Not found"), defaultErrorPolicy), 404));
+
+  app.get("/healthz", (c) => c.json({ ok: true }));
+  registerClick(app);
+  registerDocs(app);
+  return app;
+}

@@ -1,0 +1,84 @@
+import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import { sha256Hex } from "../../../../lib/auth/api-keys.ts";
+import { bearerToken } from "../../../../lib/auth/bearer.ts";
+import { okResponse, platformErrorResponse, rateLimitedResponse } from "../../../../lib/errors/openapi-responses.ts";
+import type { AppEnv } from "../../../../lib/http/app-env.ts";
+import { browserCors } from "../../../../lib/http/cors.ts";
+import { errorPolicy } from "../../../../lib/http/dependencies.ts";
+import { newClickId } from "../../../../lib/ids.ts";
+import { rateLimit } from "../../../../lib/ratelimit/middleware.ts";
+import { rateLimits } from "../../../../lib/ratelimit/policies.ts";
+import { ClickRequestSchema, ClickResponseSchema, referralCodeOf } from "../../../../lib/tracking/click/click-request.ts";
+import { readFactsAndRecordClick } from "../../../../lib/tracking/click/click-store.ts";
+import { decideClick } from "../../../../lib/tracking/click/decide-click.ts";
+
+const LinkDisabled = z
+  .object({
+    success: z.literal(false),
+    message: z.string(),
+    hint: z.string(),
+    error: z.object({ code: z.literal("link_disabled"), message: z.string(), hint: z.string() }),
+  })
+  .openapi("LinkDisabled");
+
+export const clickRoute = createRoute({
+  method: "post",
+  path: "/api/v1/track/click",
+  tags: ["Tracking"],
+  summary: "Record a click on a partner's referral link",
+  description:
+    "Browser-callable, no authentication. Rate limit 60 per minute per IP. First click: send the visitor's " +
+    "existing click id as `click_id`; a click through another partner's link of the same program is logged " +
+    "for that partner and the original id is returned.",
+  request: { body: { required: true, content: { "application/json": { schema: ClickRequestSchema } } } },
+  responses: {
+    200: okResponse("Click recorded", ClickResponseSchema),
+    400: platformErrorResponse("Invalid request, unknown program or link, or a link without partner or program"),
+    403: platformErrorResponse("Test mode with a Bearer key of another program"),
+    410: { description: "The link was turned off; no click recorded", content: { "application/json": { schema: LinkDisabled } } },
+    429: rateLimitedResponse,
+    500: platformErrorResponse("Click tracking failed"),
+  },
+});
+
+export function registerClick(app: OpenAPIHono<AppEnv>): void {
+  app.use(clickRoute.path, errorPolicy("Click tracking failed"), browserCors("POST"), rateLimit(rateLimits.click));
+  app.openapi(clickRoute, async (c) => {
+    const body = c.req.valid("json");
+    const { db, clock } = c.get("deps");
+    const affiliateUrl = body.affiliate_url.trim();
+    const testMode = body.additional_data?.test_mode === true;
+    const eventProgramId = body.additional_data?.program_id ?? null;
+    const token = bearerToken(c.req.header("Authorization"));
+    const intent = {
+      requestedProgramId: body.program_id ?? eventProgramId,
+      eventProgramId,
+      testMode,
+      newClickId: newClickId(),
+    };
+    const facts = await readFactsAndRecordClick(db, {
+      code: referralCodeOf(affiliateUrl) as string,
+      requestedProgramId: intent.requestedProgramId,
+      eventProgramId,
+      keyHash: token ? await sha256Hex(token) : null,
+      visitorClickId: body.click_id ?? null,
+      testMode,
+      newClickId: intent.newClickId,
+      affiliateUrl,
+      referrer: body.referrer ?? null,
+      userAgent: c.req.header("User-Agent")?.slice(0, 512) ?? null,
+      now: clock.now(),
+    });
+    c.set("corsAllowedOrigins", facts.link?.allowedOrigins ?? undefined);
+    const decision = decideClick(intent, facts);
+    if (decision.outcome === "refused") {
+      if (facts.recorded) throw new Error("click recorded although the rules refused it");
+      throw decision.error;
+    }
+    if (!facts.recorded) throw new Error("click rules accepted a click the statement did not record");
+    return c.json(
+      { success: true as const, click_id: decision.clickId, cookie_window_days: decision.cookieWindowDays },
+      200,
+    );
+  });
+}

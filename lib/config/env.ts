@@ -1,0 +1,53 @@
+import { z } from "zod";
+
+/**
+ * The worker's bindings, validated once per isolate at the entry. Nothing else reads raw env: every
+ * module receives the parsed `Config`.
+ */
+const EnvSchema = z.object({
+  DATABASE_URL: z.string().min(1, "DATABASE_URL is required"),
+  /** Local stack only: where the Neon HTTP driver sends SQL (our local Neon-protocol endpoint). */
+  NEON_FETCH_ENDPOINT: z.url().optional(),
+  UPSTASH_REDIS_REST_URL: z.url().optional(),
+  UPSTASH_REDIS_REST_TOKEN: z.string().min(1).optional(),
+  /** Where the key-rotation warnings and errors point (`docs_url`, `Link: rel="deprecation"`). */
+  DOCS_URL: z.url().default("https://docs.affiliate-tracking.dev/api-keys#rotation"),
+});
+
+export interface Config {
+  databaseUrl: string;
+  neonFetchEndpoint: string | undefined;
+  upstash: { url: string; token: string } | undefined;
+  docsUrl: string;
+}
+
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+const parsed = new WeakMap<object, Config>();
+
+export function readConfig(env: object): Config {
+  const cached = parsed.get(env);
+  if (cached) return cached;
+  const result = EnvSchema.safeParse(env);
+  if (!result.success) {
+    const problems = result.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`);
+    throw new ConfigError(`Invalid worker configuration: ${problems.join("; ")}`);
+  }
+  const e = result.data;
+  if (Boolean(e.UPSTASH_REDIS_REST_URL) !== Boolean(e.UPSTASH_REDIS_REST_TOKEN)) {
+    throw new ConfigError("UPSTASH_REDIS_REST_URL and UPSTASH_REDIS_REST_TOKEN must be set together");
+  }
+  const config: Config = {
+    databaseUrl: e.DATABASE_URL,
+    neonFetchEndpoint: e.NEON_FETCH_ENDPOINT,
+    upstash:
+      e.UPSTASH_REDIS_REST_URL && e.UPSTASH_REDIS_REST_TOKEN
+        ? { url: e.UPSTASH_REDIS_REST_URL, token: e.UPSTASH_REDIS_REST_TOKEN }
+        : undefined,
+    docsUrl: e.DOCS_URL,
+  };
+  parsed.set(env, config);
+  return config;
+}

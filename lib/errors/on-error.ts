@@ -1,0 +1,31 @@
+import type { Context } from "hono";
+import { HTTPException } from "hono/http-exception";
+import type { AppEnv } from "../http/app-env.ts";
+import { ApiError, platformError } from "./api-error.ts";
+import { defaultErrorPolicy, renderError } from "./envelopes.ts";
+
+/**
+ * The one place errors become responses. Deliberate `ApiError`s render as the spec says; a framework
+ * `HTTPException` (malformed JSON) becomes a 400; anything else is logged and answered with the route's
+ * generic 500 message, never the internal text.
+ */
+export function handleError(error: unknown, c: Context<AppEnv>): Response {
+  const policy = c.get("errorPolicy") ?? defaultErrorPolicy;
+  let apiError: ApiError;
+  if (error instanceof ApiError) {
+    apiError = error;
+  } else if (error instanceof HTTPException && error.status < 500) {
+    apiError = platformError(400, error.message || "Invalid request");
+  } else {
+    console.error(
+      JSON.stringify({
+        level: "error",
+        request_id: c.get("requestId"),
+        path: c.req.path,
+        error: error instanceof Error ? { name: error.name, message: error.message, stack: error.stack } : String(error),
+      }),
+    );
+    apiError = platformError(500, policy.failureMessage);
+  }
+  return c.json(renderError(apiError, policy), apiError.status);
+}

@@ -1,0 +1,34 @@
+import type { Config } from "../config/env.ts";
+import type { Database } from "../db/client.ts";
+import type { ErrorPolicy } from "../errors/envelopes.ts";
+import type { RateLimiter } from "../ratelimit/types.ts";
+import type { Clock } from "../clock.ts";
+
+/** The worker's raw bindings (validated into `Config` by `readConfig`). */
+export interface WorkerBindings {
+  DATABASE_URL: string;
+  NEON_FETCH_ENDPOINT?: string;
+  UPSTASH_REDIS_REST_URL?: string;
+  UPSTASH_REDIS_REST_TOKEN?: string;
+  DOCS_URL?: string;
+  NOTIFICATIONS?: Queue<unknown>;
+}
+
+/** Everything a handler needs, built once per request by the `dependencies` middleware. */
+export interface Dependencies {
+  config: Config;
+  db: Database;
+  rateLimiter: RateLimiter;
+  clock: Clock;
+}
+
+export interface AppEnv {
+  Bindings: WorkerBindings;
+  Variables: {
+    deps: Dependencies;
+    requestId: string;
+    errorPolicy: ErrorPolicy;
+    /** The allowed origins of the program a browser route resolved, for its CORS answer. */
+    corsAllowedOrigins: readonly string[] | undefined;
+  };
+}

@@ -1,0 +1,18 @@
+import { createMiddleware } from "hono/factory";
+import { newRequestId } from "../ids.ts";
+import type { AppEnv } from "./app-env.ts";
+
+const acceptableIncomingId = /^[A-Za-z0-9._:-]{8,128}$/;
+
+/**
+ * Every response carries `X-Request-ID`. A well-formed id sent by the caller is kept, so a brand can trace
+ * one call through its own logs and ours; anything else is replaced by a fresh id.
+ */
+export const requestId = createMiddleware<AppEnv>(async (c, next) => {
+  const incoming = c.req.header("X-Request-ID");
+  const id = incoming && acceptableIncomingId.test(incoming) ? incoming : newRequestId();
+  c.set("requestId", id);
+  c.header("X-Request-ID", id);
+  await next();
+  c.res.headers.set("X-Request-ID", id);
+});

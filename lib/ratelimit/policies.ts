@@ -1,0 +1,23 @@
+import type { RateLimitPolicy } from "./types.ts";
+
+const perMinute = (name: string, limit: number, countedPer: RateLimitPolicy["countedPer"]): RateLimitPolicy => ({
+  name,
+  limit,
+  windowSeconds: 60,
+  countedPer,
+});
+
+/** Spec section 8, one entry per bucket. */
+export const rateLimits = {
+  click: perMinute("click", 60, "ip"),
+  visit: perMinute("visit", 120, "ip"),
+  config: perMinute("config", 60, "ip"),
+  lead: perMinute("lead", 30, "ip"),
+  /** Sale and refund share one bucket per API key. */
+  saleAndRefund: perMinute("sale-refund", 120, "token"),
+  readiness: perMinute("readiness", 30, "token"),
+  analytics: perMinute("analytics", 30, "token"),
+  settingsRead: perMinute("settings-get", 30, "token"),
+  settingsWrite: perMinute("settings-patch", 30, "token"),
+  cli: perMinute("cli", 60, "token"),
+} as const satisfies Record<string, RateLimitPolicy>;

@@ -1,0 +1,22 @@
+/** A per-minute limit of one route family (spec section 8). */
+export interface RateLimitPolicy {
+  /** Bucket namespace; routes that share a limit (sale and refund) share a name. */
+  name: string;
+  limit: number;
+  windowSeconds: number;
+  /** Keyless routes count per client IP; the others per Bearer token, falling back to IP. */
+  countedPer: "ip" | "token";
+}
+
+export interface RateLimitResult {
+  allowed: boolean;
+  limit: number;
+  remaining: number;
+  /** Unix seconds when the current window ends. */
+  resetAt: number;
+}
+
+/** The rate-limit port: Upstash in production, an in-memory fixed window per instance otherwise. */
+export interface RateLimiter {
+  check(policy: RateLimitPolicy, key: string): Promise<RateLimitResult>;
+}

@@ -1,0 +1,96 @@
+import { z } from "@hono/zod-openapi";
+
+const maxUrlLength = 2048;
+
+/**
+ * The referral code of an affiliate URL: the `aff` parameter, else `via`. Returns `undefined` when the URL
+ * is not a fully qualified http(s) URL, and `null` when it carries neither parameter.
+ */
+export function referralCodeOf(affiliateUrl: string): string | null | undefined {
+  if (affiliateUrl.length > maxUrlLength) return undefined;
+  let url: URL;
+  try {
+    url = new URL(affiliateUrl);
+  } catch {
+    return undefined;
+  }
+  if ((url.protocol !== "http:" && url.protocol !== "https:") || !url.hostname) return undefined;
+  const code = url.searchParams.get("aff")?.trim() || url.searchParams.get("via")?.trim();
+  return code || null;
+}
+
+const programIdField = z
+  .number({ error: "Unknown program_id" })
+  .int({ error: "Unknown program_id" })
+  .positive({ error: "Unknown program_id" });
+
+/** Field order is check order: the first failing field's message is the answer. */
+export const ClickRequestSchema = z
+  .object(
+    {
+      affiliate_url: z
+        .string({
+          error: (issue) =>
+            issue.input === undefined || issue.input === null ? "affiliate_url is required" : "Invalid affiliate_url",
+        })
+        .superRefine((value, ctx) => {
+          if (value.trim() === "") {
+            ctx.addIssue({ code: "custom", message: "affiliate_url is required" });
+            return;
+          }
+          const code = referralCodeOf(value.trim());
+          if (code === undefined) ctx.addIssue({ code: "custom", message: "Invalid affiliate_url" });
+          else if (code === null) ctx.addIssue({ code: "custom", message: "No aff parameter found in affiliate_url" });
+        })
+        .openapi({
+          description: "The landing URL the visitor opened, with the partner's `aff` (or `via`) parameter.",
+          example: "https://brand.example/pricing?aff=jane",
+        }),
+      program_id: programIdField.nullish().openapi({
+        description: "The program of the page. When sent, the link must belong to it.",
+        example: 1,
+      }),
+      click_id: z
+        .string({ error: "click_id must be a string" })
+        .max(128, { error: "click_id must be a string" })
+        .nullish()
+        .openapi({
+          description:
+            "The visitor's current `service_click_id` cookie, if any. A click through another link of the same " +
+            "program is logged for that link's partner, and the response returns this original id (first click).",
+          example: "clk_3q2Vb0cJ8m1o6tYkT9rX4w",
+        }),
+      referrer: z
+        .string({ error: "referrer must be a string" })
+        .max(2048, { error: "referrer must be a string" })
+        .nullish()
+        .openapi({ description: "The page's `document.referrer`, stored for reporting." }),
+      additional_data: z
+        .looseObject(
+          {
+            test_mode: z
+              .boolean({ error: "additional_data.test_mode must be a boolean" })
+              .optional()
+              .openapi({ description: "Record a flagged test click that affects no real state." }),
+            program_id: programIdField.nullish().openapi({
+              description:
+                "The program of the event; with a Bearer key in test mode it must be the key's program (else 403).",
+            }),
+          },
+          { error: "additional_data must be an object" },
+        )
+        .nullish(),
+    },
+    { error: "affiliate_url is required" },
+  )
+  .openapi("ClickRequest");
+
+export type ClickRequest = z.infer<typeof ClickRequestSchema>;
+
+export const ClickResponseSchema = z
+  .object({
+    success: z.literal(true),
+    click_id: z.string().openapi({ description: "Keep it in the `service_click_id` cookie." }),
+    cookie_window_days: z.number().int().openapi({ description: "The program's attribution window in days." }),
+  })
+  .openapi("ClickResponse");

@@ -1,0 +1,107 @@
+import { sql } from "drizzle-orm";
+import type { Database } from "../../db/client.ts";
+import type { ClickFacts } from "./decide-click.ts";
+
+export interface ClickWrite {
+  code: string;
+  requestedProgramId: number | null;
+  eventProgramId: number | null;
+  keyHash: string | null;
+  visitorClickId: string | null;
+  testMode: boolean;
+  newClickId: string;
+  affiliateUrl: string;
+  referrer: string | null;
+  userAgent: string | null;
+  now: Date;
+}
+
+type ClickRow = {
+  link: {
+    id: number;
+    program_id: number | null;
+    partner_id: number | null;
+    is_active: boolean;
+    program_exists: boolean;
+    attribution_window_days: number | null;
+    allowed_origins: string[] | null;
+  } | null;
+  requested_program_exists: boolean | null;
+  key_program_id: number | null;
+  retained_click_id: string | null;
+  recorded: boolean;
+};
+
+/**
+ * Reads every fact the click rules need and records the click, in ONE statement (the click budget is one
+ * database round trip). The insert's condition is the success condition of `decideClick`: a refused
+ * click writes nothing.
+ */
+export async function readFactsAndRecordClick(
+  db: Database,
+  w: ClickWrite,
+): Promise<ClickFacts & { recorded: boolean }> {
+  const checkKeyProgram = w.testMode && w.keyHash !== null && w.eventProgramId !== null;
+  const now = w.now.toISOString();
+  const result = await db.execute<ClickRow>(sql`
+    with link as (
+      select l.id, l.program_id, l.partner_id, l.is_active,
+             p.id is not null as program_exists, p.attribution_window_days, p.allowed_origins
+      from referral_links l
+      left join programs p on p.id = l.program_id
+      where l.short_link = ${w.code}
+    ),
+    api_key as (
+      select program_id from program_api_keys where key_hash = ${w.keyHash}::text and revoked_at is null
+    ),
+    retained as (
+      select v.click_id
+      from affiliate_click_events v
+      join link on v.program_id = link.program_id
+      where v.click_id = ${w.visitorClickId}::text
+        and v.is_test = ${w.testMode}::boolean
+        and v.created_at > ${now}::timestamptz - make_interval(days => link.attribution_window_days)
+    ),
+    recorded as (
+      insert into affiliate_click_events
+        (click_id, program_id, partner_id, link_id, visitor_click_id, affiliate_url, referrer, user_agent,
+         is_test, created_at)
+      select ${w.newClickId}, link.program_id, link.partner_id, link.id, (select click_id from retained),
+             ${w.affiliateUrl}, ${w.referrer}::text, ${w.userAgent}::text, ${w.testMode}::boolean, ${now}::timestamptz
+      from link
+      where link.is_active
+        and link.partner_id is not null
+        and link.program_exists
+        and (${w.requestedProgramId}::int is null or link.program_id = ${w.requestedProgramId}::int)
+        and (not ${checkKeyProgram}::boolean
+             or not exists (select 1 from api_key where program_id <> ${w.eventProgramId}::int))
+      returning click_id
+    )
+    select
+      (select row_to_json(link) from link) as link,
+      case when ${w.requestedProgramId}::int is null then null
+           else exists (select 1 from programs where id = ${w.requestedProgramId}::int) end
+        as requested_program_exists,
+      (select program_id from api_key) as key_program_id,
+      (select click_id from retained) as retained_click_id,
+      exists (select 1 from recorded) as recorded
+  `);
+  const row = result.rows[0];
+  if (!row) throw new Error("click statement returned no row");
+  const link = row.link;
+  return {
+    link: link && {
+      id: link.id,
+      programId: link.program_id,
+      partnerId: link.partner_id,
+      isActive: link.is_active,
+      programExists: link.program_exists,
+      attributionWindowDays: link.attribution_window_days,
+      allowedOrigins: link.allowed_origins,
+    },
+    requestedProgramExists: row.requested_program_exists,
+    keyProgramId: row.key_program_id,
+    retainedClickId: row.retained_click_id,
+    recorded: row.recorded,
+  };
+}
