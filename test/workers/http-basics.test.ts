@@ -1,0 +1,78 @@
+import { SELF } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { createProgram, freshIp, postJson } from "./harness.ts";
+
+describe("X-Request-ID", () => {
+  it("is on success, error and not-found responses, and unique per request", async () => {
+    const p = await createProgram();
+    const ok = await postJson("/api/v1/track/click", { affiliate_url: `https://s.example/?aff=${p.links[0]}` });
+    const bad = await postJson("/api/v1/track/click", {});
+    const missing = await SELF.fetch("https://api.test/api/v1/nothing-here");
+    const ids = [ok.headers, bad.headers, missing.headers].map((h) => h.get("X-Request-ID"));
+    for (const id of ids) expect(id).toMatch(/^req_[A-Za-z0-9_-]{16}$/);
+    expect(new Set(ids).size).toBe(3);
+    expect(missing.status).toBe(404);
+    expect(await missing.json()).toEqual({
+      data: null,
+      error: { status: 404, name: "NotFoundError", message: "Not found", details: {} },
+    });
+  });
+
+  it("keeps a well-formed id sent by the caller and replaces a malformed one", async () => {
+    const kept = await postJson("/api/v1/track/click", {}, { "X-Request-ID": "brand-trace-0001" });
+    expect(kept.headers.get("X-Request-ID")).toBe("brand-trace-0001");
+    const replaced = await postJson("/api/v1/track/click", {}, { "X-Request-ID": "bad id with spaces" });
+    expect(replaced.headers.get("X-Request-ID")).toMatch(/^req_/);
+  });
+});
+
+describe("CORS on the browser routes", () => {
+  const preflight = (origin: string) =>
+    SELF.fetch("https://api.test/api/v1/track/click", {
+      method: "OPTIONS",
+      headers: {
+        Origin: origin,
+        "Access-Control-Request-Method": "POST",
+        "Access-Control-Request-Headers": "content-type",
+      },
+    });
+
+  it("grants a preflight to an origin a program allows, and not to its 127.0.0.1 twin", async () => {
+    const port = 20000 + Math.floor(Math.random() * 40000);
+    await createProgram({ allowedOrigins: [`http://localhost:${port}`] });
+    const allowed = await preflight(`http://localhost:${port}`);
+    expect(allowed.status).toBe(204);
+    expect(allowed.headers.get("Access-Control-Allow-Origin")).toBe(`http://localhost:${port}`);
+    expect(allowed.headers.get("Access-Control-Allow-Methods")).toContain("POST");
+    expect(allowed.headers.get("Access-Control-Allow-Headers")).toContain("Content-Type");
+    const twin = await preflight(`http://127.0.0.1:${port}`);
+    expect(twin.status).toBe(204);
+    expect(twin.headers.get("Access-Control-Allow-Origin")).toBeNull();
+  });
+
+  it("lets the page read a click response only when the link's program allows its origin", async () => {
+    const p = await createProgram();
+    const other = await createProgram();
+    const body = { affiliate_url: `https://s.example/?aff=${p.links[0]}` };
+    const own = await postJson("/api/v1/track/click", body, { Origin: p.origin });
+    expect(own.status).toBe(200);
+    expect(own.headers.get("Access-Control-Allow-Origin")).toBe(p.origin);
+    expect(own.headers.get("Access-Control-Expose-Headers")).toContain("X-Request-ID");
+    const foreign = await postJson("/api/v1/track/click", body, { Origin: other.origin });
+    expect(foreign.headers.get("Access-Control-Allow-Origin")).toBeNull();
+  });
+
+  it("lets an allowed page read a validation error", async () => {
+    const p = await createProgram();
+    const response = await postJson("/api/v1/track/click", {}, { Origin: p.origin });
+    expect(response.status).toBe(400);
+    expect(response.headers.get("Access-Control-Allow-Origin")).toBe(p.origin);
+  });
+
+  it("does not count preflights against the rate limit", async () => {
+    const ip = freshIp();
+    await SELF.fetch("https://api.test/api/v1/track/click", { method: "OPTIONS", headers: { "CF-Connecting-IP": ip } });
+    const response = await postJson("/api/v1/track/click", {}, { "CF-Connecting-IP": ip });
+    expect(response.headers.get("X-RateLimit-Remaining")).toBe("59");
+  });
+});

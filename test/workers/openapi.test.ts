@@ -1,0 +1,40 @@
+import { SELF } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { createApp } from "../../functions/api/app.ts";
+
+describe("OpenAPI document and docs page", () => {
+  it("describes every /api route the app serves, from the same schemas", async () => {
+    const response = await SELF.fetch("https://api.test/openapi.json");
+    expect(response.status).toBe(200);
+    const document = (await response.json()) as {
+      openapi: string;
+      paths: Record<string, Record<string, { requestBody?: unknown; responses: Record<string, unknown> }>>;
+      components: { schemas: Record<string, unknown> };
+    };
+    expect(document.openapi).toBe("3.1.0");
+    const served = createApp()
+      .routes.filter((route) => route.path.startsWith("/api/") && route.method !== "ALL")
+      .map((route) => `${route.method.toLowerCase()} ${route.path.replace(/:(\w+)/g, "{$1}")}`);
+    const documented = Object.entries(document.paths).flatMap(([path, item]) =>
+      Object.keys(item).map((method) => `${method} ${path}`),
+    );
+    expect(new Set(documented)).toEqual(new Set(served));
+    const click = document.paths["/api/v1/track/click"]?.post;
+    expect(Object.keys(click?.responses ?? {}).sort()).toEqual(["200", "400", "403", "410", "429", "500"]);
+    expect(JSON.stringify(click?.requestBody)).toContain("#/components/schemas/ClickRequest");
+    const clickRequest = document.components.schemas.ClickRequest as { required: string[]; properties: object };
+    expect(clickRequest.required).toEqual(["affiliate_url"]);
+    expect(Object.keys(clickRequest.properties)).toEqual(
+      expect.arrayContaining(["affiliate_url", "program_id", "click_id", "additional_data"]),
+    );
+  });
+
+  it("renders a self-contained docs page", async () => {
+    const response = await SELF.fetch("https://api.test/docs");
+    expect(response.status).toBe(200);
+    expect(response.headers.get("Content-Type")).toContain("text/html");
+    const page = await response.text();
+    expect(page).toContain("/api/v1/track/click");
+    expect(page).not.toContain("<script");
+  });
+});
