@@ -33,7 +33,12 @@ export const partnerBalances = pgTable(
   (t) => [primaryKey({ columns: [t.programId, t.partnerId, t.currency] })],
 );
 
-export const ledgerCauses = ["commission_credit", "refund_deduction", "withdrawal", "withdrawal_release"] as const;
+export const ledgerCauses = [
+  "commission_credit",
+  "refund_deduction",
+  "withdrawal",
+  "withdrawal_release",
+] as const;
 
 /**
  * Every balance change, tied to its commission and cause: the balance always equals the sum of its rows.

@@ -1,5 +1,15 @@
 import { sql } from "drizzle-orm";
-import { boolean, check, integer, numeric, pgTable, serial, text, timestamp, uniqueIndex } from "drizzle-orm/pg-core";
+import {
+  boolean,
+  check,
+  integer,
+  numeric,
+  pgTable,
+  serial,
+  text,
+  timestamp,
+  uniqueIndex,
+} from "drizzle-orm/pg-core";
 import { advertisers } from "./workspaces.ts";
 
 export const leadAuthPolicies = ["server_required", "browser_allowed"] as const;
@@ -27,10 +37,7 @@ export const programs = pgTable(
     durationMonths: integer("duration_months").notNull().default(0),
     holdDays: integer("hold_days").notNull().default(0),
     /** Exact browser origins (scheme://host[:port]) allowed to call the browser routes. */
-    allowedOrigins: text("allowed_origins")
-      .array()
-      .notNull()
-      .default(sql`'{}'::text[]`),
+    allowedOrigins: text("allowed_origins").array().notNull().default(sql`'{}'::text[]`),
     /** The payments provider's connected account that sends this program's events. */
     stripeAccountId: text("stripe_account_id"),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),

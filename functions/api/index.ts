@@ -1,5 +1,5 @@
-import { createApp } from "./app.ts";
 import type { WorkerBindings } from "../../lib/http/app-env.ts";
+import { createApp } from "./app.ts";
 
 const app = createApp();
 

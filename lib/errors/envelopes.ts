@@ -8,7 +8,10 @@ export interface ErrorPolicy {
   stableCodes: boolean;
 }
 
-export const defaultErrorPolicy: ErrorPolicy = { failureMessage: "Internal server error", stableCodes: false };
+export const defaultErrorPolicy: ErrorPolicy = {
+  failureMessage: "Internal server error",
+  stableCodes: false,
+};
 
 export function renderError(error: ApiError, policy: ErrorPolicy): Record<string, unknown> {
   const init = error.init;

@@ -22,7 +22,10 @@ export function handleError(error: unknown, c: Context<AppEnv>): Response {
         level: "error",
         request_id: c.get("requestId"),
         path: c.req.path,
-        error: error instanceof Error ? { name: error.name, message: error.message, stack: error.stack } : String(error),
+        error:
+          error instanceof Error
+            ? { name: error.name, message: error.message, stack: error.stack }
+            : String(error),
       }),
     );
     apiError = platformError(500, policy.failureMessage);

@@ -26,8 +26,14 @@ const RateLimited = z
 
 const rateLimitHeaders = {
   "X-RateLimit-Limit": { schema: { type: "integer" as const }, description: "Limit of the bucket" },
-  "X-RateLimit-Remaining": { schema: { type: "integer" as const }, description: "Requests left in the window" },
-  "X-RateLimit-Reset": { schema: { type: "integer" as const }, description: "Unix seconds when the window resets" },
+  "X-RateLimit-Remaining": {
+    schema: { type: "integer" as const },
+    description: "Requests left in the window",
+  },
+  "X-RateLimit-Reset": {
+    schema: { type: "integer" as const },
+    description: "Unix seconds when the window resets",
+  },
   "X-Request-ID": { schema: { type: "string" as const }, description: "Request id" },
 };
 

@@ -1,8 +1,8 @@
+import type { Clock } from "../clock.ts";
 import type { Config } from "../config/env.ts";
 import type { Database } from "../db/client.ts";
 import type { ErrorPolicy } from "../errors/envelopes.ts";
 import type { RateLimiter } from "../ratelimit/types.ts";
-import type { Clock } from "../clock.ts";
 
 /** The worker's raw bindings (validated into `Config` by `readConfig`). */
 export interface WorkerBindings {

@@ -14,7 +14,10 @@ let limiter: { key: string; limiter: RateLimiter } | undefined;
 function rateLimiterFor(upstash: { url: string; token: string } | undefined): RateLimiter {
   const key = upstash ? `${upstash.url}|${upstash.token}` : "memory";
   if (limiter?.key !== key) {
-    limiter = { key, limiter: upstash ? new UpstashRateLimiter(upstash) : new MemoryRateLimiter(systemClock) };
+    limiter = {
+      key,
+      limiter: upstash ? new UpstashRateLimiter(upstash) : new MemoryRateLimiter(systemClock),
+    };
   }
   return limiter.limiter;
 }

@@ -1,8 +1,8 @@
 import { createMiddleware } from "hono/factory";
 import { sha256Hex } from "../auth/api-keys.ts";
 import { bearerToken } from "../auth/bearer.ts";
-import { renderError } from "../errors/envelopes.ts";
 import { typedError } from "../errors/api-error.ts";
+import { renderError } from "../errors/envelopes.ts";
 import type { AppEnv } from "../http/app-env.ts";
 import { clientIp } from "../http/client-ip.ts";
 import type { RateLimitPolicy, RateLimitResult } from "./types.ts";
@@ -33,7 +33,11 @@ export function rateLimit(policy: RateLimitPolicy) {
   });
 }
 
-async function bucketKey(policy: RateLimitPolicy, authorization: string | undefined, ip: string): Promise<string> {
+async function bucketKey(
+  policy: RateLimitPolicy,
+  authorization: string | undefined,
+  ip: string,
+): Promise<string> {
   if (policy.countedPer === "token") {
     const token = bearerToken(authorization);
     // Keys are never stored in Redis in clear: the bucket is named by the token's hash.

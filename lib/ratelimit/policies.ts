@@ -1,6 +1,10 @@
 import type { RateLimitPolicy } from "./types.ts";
 
-const perMinute = (name: string, limit: number, countedPer: RateLimitPolicy["countedPer"]): RateLimitPolicy => ({
+const perMinute = (
+  name: string,
+  limit: number,
+  countedPer: RateLimitPolicy["countedPer"],
+): RateLimitPolicy => ({
   name,
   limit,
   windowSeconds: 60,

@@ -1,6 +1,6 @@
+import { sql } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
 import { clicksOfProgram, createProgram, db, type ProgramFixture, postJson } from "./harness.ts";
-import { sql } from "drizzle-orm";
 
 const clickPath = "/api/v1/track/click";
 const platform = (status: number, name: string, message: string) => ({
@@ -10,8 +10,9 @@ const platform = (status: number, name: string, message: string) => ({
 
 describe("POST /api/v1/track/click errors", () => {
   let p: ProgramFixture;
+  let otherProgram: ProgramFixture;
   beforeAll(async () => {
-    p = await createProgram();
+    [p, otherProgram] = await Promise.all([createProgram(), createProgram()]);
   });
 
   const url = (query: string) => `https://shop.example/landing${query}`;
@@ -23,25 +24,114 @@ describe("POST /api/v1/track/click errors", () => {
     status: number;
     expected: (p: ProgramFixture) => unknown;
   }> = [
-    { name: "no body fields", body: () => ({}), status: 400, expected: () => platform(400, "BadRequestError", "affiliate_url is required") },
-    { name: "null affiliate_url", body: () => ({ affiliate_url: null }), status: 400, expected: () => platform(400, "BadRequestError", "affiliate_url is required") },
-    { name: "empty affiliate_url", body: () => ({ affiliate_url: "  " }), status: 400, expected: () => platform(400, "BadRequestError", "affiliate_url is required") },
-    { name: "JSON array body", body: () => [], status: 400, expected: () => platform(400, "BadRequestError", "affiliate_url is required") },
-    { name: "non-string affiliate_url", body: () => ({ affiliate_url: 42 }), status: 400, expected: () => platform(400, "BadRequestError", "Invalid affiliate_url") },
-    { name: "URL without scheme", body: (p) => ({ affiliate_url: `shop.example/?aff=${p.links[0]}` }), status: 400, expected: () => platform(400, "BadRequestError", "Invalid affiliate_url") },
-    { name: "relative URL", body: (p) => ({ affiliate_url: `/landing?aff=${p.links[0]}` }), status: 400, expected: () => platform(400, "BadRequestError", "Invalid affiliate_url") },
-    { name: "non-http scheme", body: (p) => ({ affiliate_url: `javascript:alert(1)//?aff=${p.links[0]}` }), status: 400, expected: () => platform(400, "BadRequestError", "Invalid affiliate_url") },
-    { name: "no aff or via", body: () => ({ affiliate_url: url("?ref=x") }), status: 400, expected: () => platform(400, "BadRequestError", "No aff parameter found in affiliate_url") },
-    { name: "empty aff", body: () => ({ affiliate_url: url("?aff=") }), status: 400, expected: () => platform(400, "BadRequestError", "No aff parameter found in affiliate_url") },
-    { name: "unknown program_id", body: (p) => ({ affiliate_url: url(`?aff=${p.links[0]}`), program_id: 2_000_000_000 }), status: 400, expected: () => platform(400, "BadRequestError", "Unknown program_id") },
-    { name: "non-numeric program_id", body: (p) => ({ affiliate_url: url(`?aff=${p.links[0]}`), program_id: "abc" }), status: 400, expected: () => platform(400, "BadRequestError", "Unknown program_id") },
-    { name: "unknown additional_data.program_id", body: (p) => ({ affiliate_url: url(`?aff=${p.links[0]}`), additional_data: { program_id: 2_000_000_000 } }), status: 400, expected: () => platform(400, "BadRequestError", "Unknown program_id") },
-    { name: "unknown link", body: () => ({ affiliate_url: url("?aff=no-such-code-anywhere") }), status: 400, expected: () => platform(400, "BadRequestError", "Referral link not found") },
-    { name: "link of another program", body: async (p) => ({ affiliate_url: url(`?aff=${p.links[0]}`), program_id: (await createProgram()).programId }), status: 400, expected: () => platform(400, "BadRequestError", "Referral link not found") },
-    { name: "link without partner", body: (p) => ({ affiliate_url: url(`?aff=${p.linkWithoutPartner}`) }), status: 400, expected: () => platform(400, "BadRequestError", "Invalid referral link configuration") },
+    {
+      name: "no body fields",
+      body: () => ({}),
+      status: 400,
+      expected: () => platform(400, "BadRequestError", "affiliate_url is required"),
+    },
+    {
+      name: "null affiliate_url",
+      body: () => ({ affiliate_url: null }),
+      status: 400,
+      expected: () => platform(400, "BadRequestError", "affiliate_url is required"),
+    },
+    {
+      name: "empty affiliate_url",
+      body: () => ({ affiliate_url: "  " }),
+      status: 400,
+      expected: () => platform(400, "BadRequestError", "affiliate_url is required"),
+    },
+    {
+      name: "JSON array body",
+      body: () => [],
+      status: 400,
+      expected: () => platform(400, "BadRequestError", "affiliate_url is required"),
+    },
+    {
+      name: "non-string affiliate_url",
+      body: () => ({ affiliate_url: 42 }),
+      status: 400,
+      expected: () => platform(400, "BadRequestError", "Invalid affiliate_url"),
+    },
+    {
+      name: "URL without scheme",
+      body: (p) => ({ affiliate_url: `shop.example/?aff=${p.links[0]}` }),
+      status: 400,
+      expected: () => platform(400, "BadRequestError", "Invalid affiliate_url"),
+    },
+    {
+      name: "relative URL",
+      body: (p) => ({ affiliate_url: `/landing?aff=${p.links[0]}` }),
+      status: 400,
+      expected: () => platform(400, "BadRequestError", "Invalid affiliate_url"),
+    },
+    {
+      name: "non-http scheme",
+      body: (p) => ({ affiliate_url: `javascript:alert(1)//?aff=${p.links[0]}` }),
+      status: 400,
+      expected: () => platform(400, "BadRequestError", "Invalid affiliate_url"),
+    },
+    {
+      name: "no aff or via",
+      body: () => ({ affiliate_url: url("?ref=x") }),
+      status: 400,
+      expected: () => platform(400, "BadRequestError", "No aff parameter found in affiliate_url"),
+    },
+    {
+      name: "empty aff",
+      body: () => ({ affiliate_url: url("?aff=") }),
+      status: 400,
+      expected: () => platform(400, "BadRequestError", "No aff parameter found in affiliate_url"),
+    },
+    {
+      name: "unknown program_id",
+      body: (p) => ({ affiliate_url: url(`?aff=${p.links[0]}`), program_id: 2_000_000_000 }),
+      status: 400,
+      expected: () => platform(400, "BadRequestError", "Unknown program_id"),
+    },
+    {
+      name: "non-numeric program_id",
+      body: (p) => ({ affiliate_url: url(`?aff=${p.links[0]}`), program_id: "abc" }),
+      status: 400,
+      expected: () => platform(400, "BadRequestError", "Unknown program_id"),
+    },
+    {
+      name: "unknown additional_data.program_id",
+      body: (p) => ({
+        affiliate_url: url(`?aff=${p.links[0]}`),
+        additional_data: { program_id: 2_000_000_000 },
+      }),
+      status: 400,
+      expected: () => platform(400, "BadRequestError", "Unknown program_id"),
+    },
+    {
+      name: "unknown link",
+      body: () => ({ affiliate_url: url("?aff=no-such-code-anywhere") }),
+      status: 400,
+      expected: () => platform(400, "BadRequestError", "Referral link not found"),
+    },
+    {
+      name: "link of another program",
+      body: async (p) => ({
+        affiliate_url: url(`?aff=${p.links[0]}`),
+        program_id: (await createProgram()).programId,
+      }),
+      status: 400,
+      expected: () => platform(400, "BadRequestError", "Referral link not found"),
+    },
+    {
+      name: "link without partner",
+      body: (p) => ({ affiliate_url: url(`?aff=${p.linkWithoutPartner}`) }),
+      status: 400,
+      expected: () => platform(400, "BadRequestError", "Invalid referral link configuration"),
+    },
     {
       name: "test mode with another program's key",
-      body: async (p) => ({ affiliate_url: url(`?aff=${p.links[0]}`), additional_data: { test_mode: true, program_id: p.programId } }),
+      body: async (p) => ({
+        affiliate_url: url(`?aff=${p.links[0]}`),
+        additional_data: { test_mode: true, program_id: p.programId },
+      }),
       headers: () => ({ Authorization: `Bearer ${otherProgram.apiKey}` }),
       status: 403,
       expected: () => platform(403, "ForbiddenError", "program_id does not match the API key"),
@@ -54,17 +144,26 @@ describe("POST /api/v1/track/click errors", () => {
         success: false,
         message: "This referral link has been disabled",
         hint: expect.any(String),
-        error: { code: "link_disabled", message: "This referral link has been disabled", hint: expect.any(String) },
+        error: {
+          code: "link_disabled",
+          message: "This referral link has been disabled",
+          hint: expect.any(String),
+        },
       }),
     },
-    { name: "malformed JSON", body: () => "{not json", status: 400, expected: () => platform(400, "BadRequestError", "Malformed JSON in request body") },
-    { name: "test_mode not a boolean", body: (p) => ({ affiliate_url: url(`?aff=${p.links[0]}`), additional_data: { test_mode: "yes" } }), status: 400, expected: () => platform(400, "BadRequestError", "additional_data.test_mode must be a boolean") },
+    {
+      name: "malformed JSON",
+      body: () => "{not json",
+      status: 400,
+      expected: () => platform(400, "BadRequestError", "Malformed JSON in request body"),
+    },
+    {
+      name: "test_mode not a boolean",
+      body: (p) => ({ affiliate_url: url(`?aff=${p.links[0]}`), additional_data: { test_mode: "yes" } }),
+      status: 400,
+      expected: () => platform(400, "BadRequestError", "additional_data.test_mode must be a boolean"),
+    },
   ];
-
-  let otherProgram: ProgramFixture;
-  beforeAll(async () => {
-    otherProgram = await createProgram();
-  });
 
   it.each(cases)("$name -> $status", async ({ body, headers, status, expected }) => {
     const before = (await clicksOfProgram(p.programId)).length;
@@ -81,15 +180,27 @@ describe("POST /api/v1/track/click success", () => {
     const p = await createProgram({ attributionWindowDays: 45 });
     const response = await postJson(clickPath, { affiliate_url: `https://shop.example/?aff=${p.links[0]}` });
     expect(response.status).toBe(200);
-    expect(response.body).toEqual({ success: true, click_id: expect.stringMatching(/^clk_[A-Za-z0-9_-]{22}$/), cookie_window_days: 45 });
+    expect(response.body).toEqual({
+      success: true,
+      click_id: expect.stringMatching(/^clk_[A-Za-z0-9_-]{22}$/),
+      cookie_window_days: 45,
+    });
     const clicks = await clicksOfProgram(p.programId);
     expect(clicks).toHaveLength(1);
-    expect(clicks[0]).toMatchObject({ clickId: response.body.click_id, partnerId: p.partnerIds[0], isTest: false, visitorClickId: null });
+    expect(clicks[0]).toMatchObject({
+      clickId: response.body.click_id,
+      partnerId: p.partnerIds[0],
+      isTest: false,
+      visitorClickId: null,
+    });
   });
 
   it("accepts via, and a matching top-level program_id", async () => {
     const p = await createProgram();
-    const response = await postJson(clickPath, { affiliate_url: `https://shop.example/?via=${p.links[1]}`, program_id: p.programId });
+    const response = await postJson(clickPath, {
+      affiliate_url: `https://shop.example/?via=${p.links[1]}`,
+      program_id: p.programId,
+    });
     expect(response.status).toBe(200);
     const clicks = await clicksOfProgram(p.programId);
     expect(clicks[0]?.partnerId).toBe(p.partnerIds[1]);
@@ -99,7 +210,10 @@ describe("POST /api/v1/track/click success", () => {
     const p = await createProgram();
     const response = await postJson(
       clickPath,
-      { affiliate_url: `https://shop.example/?aff=${p.links[0]}`, additional_data: { test_mode: true, program_id: p.programId } },
+      {
+        affiliate_url: `https://shop.example/?aff=${p.links[0]}`,
+        additional_data: { test_mode: true, program_id: p.programId },
+      },
       { Authorization: `Bearer ${p.apiKey}` },
     );
     expect(response.status).toBe(200);
@@ -136,8 +250,13 @@ describe("first click", () => {
   it("starts over when the original click is older than the attribution window", async () => {
     const p = await createProgram({ attributionWindowDays: 7 });
     const first = await postJson(clickPath, { affiliate_url: `https://shop.example/?aff=${p.links[0]}` });
-    await db.execute(sql`update affiliate_click_events set created_at = now() - interval '8 days' where click_id = ${first.body.click_id as string}`);
-    const second = await postJson(clickPath, { affiliate_url: `https://shop.example/?aff=${p.links[1]}`, click_id: first.body.click_id });
+    await db.execute(
+      sql`update affiliate_click_events set created_at = now() - interval '8 days' where click_id = ${first.body.click_id as string}`,
+    );
+    const second = await postJson(clickPath, {
+      affiliate_url: `https://shop.example/?aff=${p.links[1]}`,
+      click_id: first.body.click_id,
+    });
     expect(second.status).toBe(200);
     expect(second.body.click_id).not.toBe(first.body.click_id);
     expect((await clicksOfProgram(p.programId))[1]?.visitorClickId).toBeNull();
@@ -146,9 +265,14 @@ describe("first click", () => {
   it("ignores a click id of another program or an unknown one", async () => {
     const p = await createProgram();
     const other = await createProgram();
-    const foreign = await postJson(clickPath, { affiliate_url: `https://shop.example/?aff=${other.links[0]}` });
+    const foreign = await postJson(clickPath, {
+      affiliate_url: `https://shop.example/?aff=${other.links[0]}`,
+    });
     for (const clickId of [foreign.body.click_id, "clk_doesnotexist"]) {
-      const response = await postJson(clickPath, { affiliate_url: `https://shop.example/?aff=${p.links[1]}`, click_id: clickId });
+      const response = await postJson(clickPath, {
+        affiliate_url: `https://shop.example/?aff=${p.links[1]}`,
+        click_id: clickId,
+      });
       expect(response.status).toBe(200);
       expect(response.body.click_id).not.toBe(clickId);
     }

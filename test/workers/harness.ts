@@ -49,7 +49,10 @@ export async function createProgram(
   } = {},
 ): Promise<ProgramFixture> {
   const origin = `https://${unique("shop")}.example`;
-  const [advertiser] = await db.insert(advertisers).values({ name: unique("brand") }).returning();
+  const [advertiser] = await db
+    .insert(advertisers)
+    .values({ name: unique("brand") })
+    .returning();
   const [program] = await db
     .insert(programs)
     .values({

@@ -5,7 +5,9 @@ import { createProgram, freshIp, postJson } from "./harness.ts";
 describe("X-Request-ID", () => {
   it("is on success, error and not-found responses, and unique per request", async () => {
     const p = await createProgram();
-    const ok = await postJson("/api/v1/track/click", { affiliate_url: `https://s.example/?aff=${p.links[0]}` });
+    const ok = await postJson("/api/v1/track/click", {
+      affiliate_url: `https://s.example/?aff=${p.links[0]}`,
+    });
     const bad = await postJson("/api/v1/track/click", {});
     const missing = await SELF.fetch("https://api.test/api/v1/nothing-here");
     const ids = [ok.headers, bad.headers, missing.headers].map((h) => h.get("X-Request-ID"));
@@ -71,7 +73,10 @@ describe("CORS on the browser routes", () => {
 
   it("does not count preflights against the rate limit", async () => {
     const ip = freshIp();
-    await SELF.fetch("https://api.test/api/v1/track/click", { method: "OPTIONS", headers: { "CF-Connecting-IP": ip } });
+    await SELF.fetch("https://api.test/api/v1/track/click", {
+      method: "OPTIONS",
+      headers: { "CF-Connecting-IP": ip },
+    });
     const response = await postJson("/api/v1/track/click", {}, { "CF-Connecting-IP": ip });
     expect(response.headers.get("X-RateLimit-Remaining")).toBe("59");
   });

@@ -22,7 +22,10 @@ describe("OpenAPI document and docs page", () => {
     const click = document.paths["/api/v1/track/click"]?.post;
     expect(Object.keys(click?.responses ?? {}).sort()).toEqual(["200", "400", "403", "410", "429", "500"]);
     expect(JSON.stringify(click?.requestBody)).toContain("#/components/schemas/ClickRequest");
-    const clickRequest = document.components.schemas.ClickRequest as { required: string[]; properties: object };
+    const clickRequest = document.components.schemas.ClickRequest as {
+      required: string[];
+      properties: object;
+    };
     expect(clickRequest.required).toEqual(["affiliate_url"]);
     expect(Object.keys(clickRequest.properties)).toEqual(
       expect.arrayContaining(["affiliate_url", "program_id", "click_id", "additional_data"]),

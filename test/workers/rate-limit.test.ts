@@ -82,7 +82,11 @@ const upstash = inject("upstash");
 // Runs when REDIS_URL is set (CI sets it): the Upstash client against the real Redis, through the local
 // REST endpoint. Without REDIS_URL there is no Redis to test against, and the suite says so by its name.
 describe.runIf(upstash)("rate limit, Upstash limiter against the real Redis (needs REDIS_URL)", () => {
-  const upstashEnv = { ...env, UPSTASH_REDIS_REST_URL: upstash?.url, UPSTASH_REDIS_REST_TOKEN: upstash?.token };
+  const upstashEnv = {
+    ...env,
+    UPSTASH_REDIS_REST_URL: upstash?.url,
+    UPSTASH_REDIS_REST_TOKEN: upstash?.token,
+  };
   const throughUpstash: Send = async (ip, body) => {
     const ctx = createExecutionContext();
     const response = await worker.fetch(

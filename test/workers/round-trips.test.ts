@@ -34,7 +34,9 @@ describe("database round trips per request", () => {
     let first: Awaited<ReturnType<typeof postJson>> | undefined;
     expect(
       await roundTripsOf(async () => {
-        first = await postJson("/api/v1/track/click", { affiliate_url: `https://s.example/?aff=${p.links[0]}` });
+        first = await postJson("/api/v1/track/click", {
+          affiliate_url: `https://s.example/?aff=${p.links[0]}`,
+        });
       }),
     ).toBe(1);
     expect(first?.status).toBe(200);
@@ -44,7 +46,8 @@ describe("database round trips per request", () => {
         click_id: first?.body.click_id,
       });
     expect(await roundTripsOf(repeat)).toBe(1);
-    const disabled = () => postJson("/api/v1/track/click", { affiliate_url: `https://s.example/?aff=${p.disabledLink}` });
+    const disabled = () =>
+      postJson("/api/v1/track/click", { affiliate_url: `https://s.example/?aff=${p.disabledLink}` });
     expect(await roundTripsOf(disabled)).toBe(1);
   });
 

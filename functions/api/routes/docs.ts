@@ -7,7 +7,8 @@ const documentInfo = {
   info: {
     title: "Affiliate Tracking Service API",
     version: "1.0.0",
-    description: "Record clicks, leads, sales and refunds for a partner program. Paths carry the `/api/v1/` prefix.",
+    description:
+      "Record clicks, leads, sales and refunds for a partner program. Paths carry the `/api/v1/` prefix.",
   },
 };
 
@@ -27,7 +28,11 @@ export function registerDocs(app: OpenAPIHono<AppEnv>): void {
   app.get("/docs", (c) => {
     const document = app.getOpenAPI31Document(documentInfo);
     const operations = Object.entries(document.paths ?? {}).flatMap(([path, item]) =>
-      Object.entries(item as Record<string, OperationLike>).map(([method, operation]) => ({ path, method, operation })),
+      Object.entries(item as Record<string, OperationLike>).map(([method, operation]) => ({
+        path,
+        method,
+        operation,
+      })),
     );
     return c.html(html`<!doctype html>
 <html lang="en">

@@ -31,7 +31,9 @@ export const ClickRequestSchema = z
       affiliate_url: z
         .string({
           error: (issue) =>
-            issue.input === undefined || issue.input === null ? "affiliate_url is required" : "Invalid affiliate_url",
+            issue.input === undefined || issue.input === null
+              ? "affiliate_url is required"
+              : "Invalid affiliate_url",
         })
         .superRefine((value, ctx) => {
           if (value.trim() === "") {
@@ -40,7 +42,8 @@ export const ClickRequestSchema = z
           }
           const code = referralCodeOf(value.trim());
           if (code === undefined) ctx.addIssue({ code: "custom", message: "Invalid affiliate_url" });
-          else if (code === null) ctx.addIssue({ code: "custom", message: "No aff parameter found in affiliate_url" });
+          else if (code === null)
+            ctx.addIssue({ code: "custom", message: "No aff parameter found in affiliate_url" });
         })
         .openapi({
           description: "The landing URL the visitor opened, with the partner's `aff` (or `via`) parameter.",
@@ -91,6 +94,9 @@ export const ClickResponseSchema = z
   .object({
     success: z.literal(true),
     click_id: z.string().openapi({ description: "Keep it in the `service_click_id` cookie." }),
-    cookie_window_days: z.number().int().openapi({ description: "The program's attribution window in days." }),
+    cookie_window_days: z
+      .number()
+      .int()
+      .openapi({ description: "The program's attribution window in days." }),
   })
   .openapi("ClickResponse");

@@ -1,14 +1,22 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { sha256Hex } from "../../../../lib/auth/api-keys.ts";
 import { bearerToken } from "../../../../lib/auth/bearer.ts";
-import { okResponse, platformErrorResponse, rateLimitedResponse } from "../../../../lib/errors/openapi-responses.ts";
+import {
+  okResponse,
+  platformErrorResponse,
+  rateLimitedResponse,
+} from "../../../../lib/errors/openapi-responses.ts";
 import type { AppEnv } from "../../../../lib/http/app-env.ts";
 import { browserCors } from "../../../../lib/http/cors.ts";
 import { errorPolicy } from "../../../../lib/http/dependencies.ts";
 import { newClickId } from "../../../../lib/ids.ts";
 import { rateLimit } from "../../../../lib/ratelimit/middleware.ts";
 import { rateLimits } from "../../../../lib/ratelimit/policies.ts";
-import { ClickRequestSchema, ClickResponseSchema, referralCodeOf } from "../../../../lib/tracking/click/click-request.ts";
+import {
+  ClickRequestSchema,
+  ClickResponseSchema,
+  referralCodeOf,
+} from "../../../../lib/tracking/click/click-request.ts";
 import { readFactsAndRecordClick } from "../../../../lib/tracking/click/click-store.ts";
 import { decideClick } from "../../../../lib/tracking/click/decide-click.ts";
 
@@ -33,16 +41,26 @@ export const clickRoute = createRoute({
   request: { body: { required: true, content: { "application/json": { schema: ClickRequestSchema } } } },
   responses: {
     200: okResponse("Click recorded", ClickResponseSchema),
-    400: platformErrorResponse("Invalid request, unknown program or link, or a link without partner or program"),
+    400: platformErrorResponse(
+      "Invalid request, unknown program or link, or a link without partner or program",
+    ),
     403: platformErrorResponse("Test mode with a Bearer key of another program"),
-    410: { description: "The link was turned off; no click recorded", content: { "application/json": { schema: LinkDisabled } } },
+    410: {
+      description: "The link was turned off; no click recorded",
+      content: { "application/json": { schema: LinkDisabled } },
+    },
     429: rateLimitedResponse,
     500: platformErrorResponse("Click tracking failed"),
   },
 });
 
 export function registerClick(app: OpenAPIHono<AppEnv>): void {
-  app.use(clickRoute.path, errorPolicy("Click tracking failed"), browserCors("POST"), rateLimit(rateLimits.click));
+  app.use(
+    clickRoute.path,
+    errorPolicy("Click tracking failed"),
+    browserCors("POST"),
+    rateLimit(rateLimits.click),
+  );
   app.openapi(clickRoute, async (c) => {
     const body = c.req.valid("json");
     const { db, clock } = c.get("deps");
