@@ -1,9 +1,29 @@
 import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
 import { defineConfig } from "vitest/config";
 
-// Two projects: "node" runs the local-stack tools (database endpoint, Upstash REST proxy) in Node;
-// "workers" runs the API worker in workerd against the local Neon-protocol database endpoint, which the
-// global setup starts (PGlite, or the PostgreSQL named by DATABASE_URL) and hands over with `inject`.
+/**
+ * Two projects: "node" runs the local-stack tools (database endpoint, Upstash REST proxy, dev stack) in
+ * Node; "workers" runs the workers in workerd against the local Neon-protocol database endpoint, which the
+ * global setup starts (in-memory PGlite, or the PostgreSQL of DATABASE_URL) and hands over with `inject`.
+ *
+ * Suites that need a real multi-connection PostgreSQL (`*.postgres.test.ts`: lock contention) or a real
+ * Redis (`*.redis.test.ts`) are part of the run only when DATABASE_URL / REDIS_URL are set; CI sets both
+ * and fails if any test is skipped.
+ */
+const databaseUrl = process.env.DATABASE_URL;
+const withPostgres = Boolean(databaseUrl && /^postgres(ql)?:\/\//.test(databaseUrl));
+const withRedis = Boolean(process.env.REDIS_URL);
+const gated = [
+  ...(withPostgres ? [] : ["**/*.postgres.test.ts"]),
+  ...(withRedis ? [] : ["**/*.redis.test.ts"]),
+];
+if (gated.length > 0 && !process.env.VITEST_WORKER_ID) {
+  const missing = [!withPostgres && "DATABASE_URL (postgres://...)", !withRedis && "REDIS_URL"].filter(
+    Boolean,
+  );
+  console.log(`Not running ${gated.join(", ")}: set ${missing.join(" and ")} to include them.`);
+}
+
 export default defineConfig({
   test: {
     projects: [
@@ -12,7 +32,9 @@ export default defineConfig({
           name: "node",
           environment: "node",
           include: ["test/node/**/*.test.ts"],
-          testTimeout: 30_000,
+          exclude: gated,
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
         },
       },
       {
@@ -31,8 +53,10 @@ export default defineConfig({
         test: {
           name: "workers",
           include: ["test/workers/**/*.test.ts"],
+          exclude: gated,
           globalSetup: ["./test/setup/local-services.ts"],
           testTimeout: 30_000,
+          hookTimeout: 30_000,
         },
       },
     ],

@@ -1,0 +1,55 @@
+import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { describe, expect, inject, it } from "vitest";
+import worker from "../../functions/api/index.ts";
+import { freshIp } from "./harness.ts";
+import { burst, clickUrl, expectLimitedAfter, type Send } from "./rate-limit-helpers.ts";
+
+// Runs when REDIS_URL is set (CI sets it): the Upstash client against the real Redis, through the local
+// Upstash REST endpoint the global setup starts. The worker is called with the Upstash bindings added.
+const upstash = inject("upstash");
+if (!upstash) throw new Error("REDIS_URL is set but the Upstash REST endpoint did not start");
+describe("rate limit, Upstash limiter against the real Redis", () => {
+  const upstashEnv = {
+    ...env,
+    UPSTASH_REDIS_REST_URL: upstash.url,
+    UPSTASH_REDIS_REST_TOKEN: upstash.token,
+  };
+  const throughUpstash: Send = async (ip, body) => {
+    const ctx = createExecutionContext();
+    const response = await worker.fetch(
+      new Request(clickUrl, {
+        method: "POST",
+        headers: { "Content-Type": "application/json", "CF-Connecting-IP": ip },
+        body: JSON.stringify(body),
+      }),
+      upstashEnv as typeof env,
+      ctx,
+    );
+    await waitOnExecutionContext(ctx);
+    return response;
+  };
+
+  it("allows 60 per minute per IP with shared counts, then answers 429", async () => {
+    const responses = await burst(throughUpstash, {}, 61);
+    await expectLimitedAfter(responses, 60);
+  });
+
+  it("costs at most one Redis round trip per request once warm", async () => {
+    const ip = freshIp();
+    await throughUpstash(ip, {});
+    const realFetch = globalThis.fetch;
+    let redisCalls = 0;
+    globalThis.fetch = (input, init) => {
+      const url = input instanceof Request ? input.url : String(input);
+      if (url.startsWith(upstash.url)) redisCalls++;
+      return realFetch(input, init);
+    };
+    try {
+      await throughUpstash(ip, {});
+    } finally {
+      globalThis.fetch = realFetch;
+    }
+    expect(redisCalls).toBe(1);
+  });
+});
