@@ -1,0 +1,45 @@
+import { sql } from "drizzle-orm";
+import type { Database } from "../db/client.ts";
+import { NotificationMessageSchema } from "./message.ts";
+
+/** Exponential backoff for redeliveries: 5 s, 10 s, 20 s ... capped at 10 minutes. */
+export function retryDelaySeconds(attempts: number): number {
+  return Math.min(600, 5 * 2 ** Math.max(0, attempts - 1));
+}
+
+/**
+ * Writes each message as one in-app notification, idempotently (`on conflict (dedupe_key) do nothing`).
+ * A message that cannot be parsed is acknowledged and logged: retrying cannot fix it. A database failure
+ * retries that message with backoff; after the queue's `max_retries` it lands in the dead-letter queue.
+ */
+export async function consumeNotifications(batch: MessageBatch<unknown>, db: Database): Promise<void> {
+  for (const message of batch.messages) {
+    const parsed = NotificationMessageSchema.safeParse(message.body);
+    if (!parsed.success) {
+      console.error(
+        JSON.stringify({ level: "error", msg: "unreadable notification dropped", id: message.id }),
+      );
+      message.ack();
+      continue;
+    }
+    const n = parsed.data;
+    try {
+      await db.execute(sql`
+        insert into notifications (recipient_type, recipient_id, program_id, kind, payload, dedupe_key)
+        values (${n.recipient_type}, ${n.recipient_id}, ${n.program_id}, ${n.kind}, ${JSON.stringify(n.payload)}::jsonb,
+                ${n.dedupe_key})
+        on conflict (dedupe_key) do nothing`);
+      message.ack();
+    } catch (error) {
+      console.error(
+        JSON.stringify({
+          level: "warn",
+          msg: "notification write failed, retrying",
+          id: message.id,
+          error: String(error),
+        }),
+      );
+      message.retry({ delaySeconds: retryDelaySeconds(message.attempts) });
+    }
+  }
+}

@@ -1,0 +1,74 @@
+import { createExecutionContext, createMessageBatch, getQueueResult } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { eq } from "drizzle-orm";
+import { describe, expect, inject, it } from "vitest";
+import worker from "../../functions/api/index.ts";
+import { retryDelaySeconds } from "../../lib/notifications/consumer.ts";
+import type { NotificationMessage } from "../../lib/notifications/message.ts";
+import { notifications } from "../../schema/index.ts";
+import { createProgram, db, unique } from "./harness.ts";
+
+function message(overrides: Partial<NotificationMessage> = {}): NotificationMessage {
+  return {
+    recipient_type: "partner",
+    recipient_id: 1,
+    program_id: null,
+    kind: "commission_reversed",
+    payload: { commission_id: 1 },
+    dedupe_key: unique("dedupe"),
+    ...overrides,
+  };
+}
+
+async function rowsFor(dedupeKey: string) {
+  return db.select().from(notifications).where(eq(notifications.dedupeKey, dedupeKey));
+}
+
+describe("notifications queue consumer", () => {
+  it("delivers a message sent on the queue binding to the consumer, which writes it", async () => {
+    const p = await createProgram();
+    const sent = message({ recipient_id: p.partnerIds[0], program_id: p.programId });
+    await env.NOTIFICATIONS.send(sent);
+    await expect.poll(async () => (await rowsFor(sent.dedupe_key)).length, { timeout: 10_000 }).toBe(1);
+    expect((await rowsFor(sent.dedupe_key))[0]).toMatchObject({
+      kind: "commission_reversed",
+      payload: { commission_id: 1 },
+    });
+  });
+
+  it("writes a redelivered message once and acknowledges both", async () => {
+    const sent = message();
+    const batch = createMessageBatch<unknown>("affiliate-notifications", [
+      { id: "m1", timestamp: new Date(), attempts: 1, body: sent },
+      { id: "m2", timestamp: new Date(), attempts: 2, body: sent },
+    ]);
+    const ctx = createExecutionContext();
+    await worker.queue(batch, env, ctx);
+    const result = await getQueueResult(batch, ctx);
+    expect(result.explicitAcks.sort()).toEqual(["m1", "m2"]);
+    expect(await rowsFor(sent.dedupe_key)).toHaveLength(1);
+  });
+
+  it("acknowledges an unreadable message instead of retrying it forever", async () => {
+    const batch = createMessageBatch<unknown>("affiliate-notifications", [
+      { id: "bad", timestamp: new Date(), attempts: 1, body: { nonsense: true } },
+    ]);
+    const ctx = createExecutionContext();
+    await worker.queue(batch, env, ctx);
+    expect((await getQueueResult(batch, ctx)).explicitAcks).toEqual(["bad"]);
+  });
+
+  it("retries with backoff when the database write fails", async () => {
+    const batch = createMessageBatch<unknown>("affiliate-notifications", [
+      { id: "m", timestamp: new Date(), attempts: 3, body: message() },
+    ]);
+    const ctx = createExecutionContext();
+    // The database endpoint answers 404 on this path, so the write fails the way an outage would.
+    const unreachable = { ...env, NEON_FETCH_ENDPOINT: `${inject("sqlEndpointUrl")}-unavailable` };
+    await worker.queue(batch, unreachable, ctx);
+    const result = await getQueueResult(batch, ctx);
+    expect(result.retryMessages).toEqual([{ msgId: "m" }]);
+    expect(result.explicitAcks).toEqual([]);
+    expect([1, 2, 3, 4, 10].map(retryDelaySeconds)).toEqual([5, 10, 20, 40, 600]);
+  });
+});
