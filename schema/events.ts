@@ -103,6 +103,11 @@ export const saleEvents = pgTable(
     source: text("source", { enum: saleSources }).notNull().default("api"),
     /** Cumulative refunded amount, capped at `amount_cents`. */
     refundedCents: bigint("refunded_cents", { mode: "number" }).notNull().default(0),
+    /**
+     * Set when the sale was stored but its commission could not be written with it (the spec's
+     * "Failed to create commission"); the scheduled repair creates the commission and clears it.
+     */
+    needsCommission: boolean("needs_commission").notNull().default(false),
     isTest: boolean("is_test").notNull().default(false),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
   },

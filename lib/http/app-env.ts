@@ -1,3 +1,4 @@
+import type { KeyRotation } from "../auth/program-key.ts";
 import type { Clock } from "../clock.ts";
 import type { Config } from "../config/env.ts";
 import type { Database } from "../db/client.ts";
@@ -30,5 +31,7 @@ export interface AppEnv {
     errorPolicy: ErrorPolicy;
     /** The allowed origins of the program a browser route resolved, for its CORS answer. */
     corsAllowedOrigins: readonly string[] | undefined;
+    /** Set when the request authenticated with a key marked for rotation (see `keyRotationNotice`). */
+    keyRotation: KeyRotation | undefined;
   };
 }

@@ -1,0 +1,115 @@
+import { sql } from "drizzle-orm";
+import { type ApiError, platformError, typedError } from "../errors/api-error.ts";
+import type { BearerHeader } from "./bearer.ts";
+
+/** The stored facts about one API key, as read by a route's single read round trip. */
+export interface ApiKeyRecord {
+  programId: number;
+  isTest: boolean;
+  rotationMarkedAt: Date | null;
+  rotateBy: Date | null;
+}
+
+export interface KeyRotation {
+  markedAt: Date;
+  rotateBy: Date;
+}
+
+export type KeyVerdict =
+  | { ok: true; programId: number; isTest: boolean; rotation: KeyRotation | null }
+  | { ok: false; error: ApiError };
+
+/** The 401 wording differs per route (spec sections 5 and 7); each route names its own set. */
+export interface KeyMessages {
+  missing: string;
+  empty: string;
+  invalid: string;
+  /** Readiness answers in the typed envelope with `invalid_key`; the other routes in the platform one. */
+  envelope: "platform" | "typed";
+}
+
+export const saleKeyMessages: KeyMessages = {
+  missing: "Missing or malformed Authorization header. Expected: Bearer <token>",
+  empty: "Missing API token",
+  invalid: "Invalid API token",
+  envelope: "platform",
+};
+
+export const refundKeyMessages: KeyMessages = { ...saleKeyMessages, empty: "Empty Bearer token" };
+
+/** Lead: only an unknown token is a 401 (absent or empty Bearer means browser mode). */
+export const leadKeyMessages: KeyMessages = saleKeyMessages;
+
+export const readinessKeyMessages: KeyMessages = {
+  missing: "Missing or malformed Authorization header. Expected: Bearer <token>.",
+  empty: "Missing API token.",
+  invalid: "Invalid API token.",
+  envelope: "typed",
+};
+
+function unauthorized(messages: KeyMessages, message: string): ApiError {
+  return messages.envelope === "typed"
+    ? typedError(401, "invalid_key", message)
+    : platformError(401, message);
+}
+
+export function retiredKeyError(docsUrl: string): ApiError {
+  return typedError(
+    401,
+    "api_key_rotation_required",
+    "This API key was retired after its rotation deadline.",
+    {
+      hint: "Generate a new API key in the program settings and use it instead.",
+      docs_url: docsUrl,
+    },
+  );
+}
+
+/**
+ * Decides what a Bearer header is worth. A key past its rotation deadline is refused with the typed
+ * `api_key_rotation_required`; a key marked for rotation but still before the deadline authenticates and
+ * carries the rotation notice the response must show.
+ */
+export function evaluateApiKey(
+  header: BearerHeader,
+  record: ApiKeyRecord | null,
+  now: Date,
+  messages: KeyMessages,
+  docsUrl: string,
+): KeyVerdict {
+  if (header.kind === "absent" || header.kind === "malformed") {
+    return { ok: false, error: unauthorized(messages, messages.missing) };
+  }
+  if (header.kind === "empty") return { ok: false, error: unauthorized(messages, messages.empty) };
+  if (!record) return { ok: false, error: unauthorized(messages, messages.invalid) };
+  if (record.rotateBy && record.rotateBy.getTime() <= now.getTime()) {
+    return { ok: false, error: retiredKeyError(docsUrl) };
+  }
+  const rotation =
+    record.rotateBy !== null
+      ? { markedAt: record.rotationMarkedAt ?? record.rotateBy, rotateBy: record.rotateBy }
+      : null;
+  return { ok: true, programId: record.programId, isTest: record.isTest, rotation };
+}
+
+/** A select of the key's record, for inclusion in a route's read batch. Revoked keys match nothing. */
+export function apiKeyRecordQuery(keyHash: string | null) {
+  return sql`
+    select program_id, is_test, rotation_marked_at, rotate_by
+    from program_api_keys
+    where key_hash = ${keyHash}::text and revoked_at is null`;
+}
+
+export function apiKeyRecordFromRow(
+  row:
+    | { program_id: number; is_test: boolean; rotation_marked_at: string | null; rotate_by: string | null }
+    | undefined,
+): ApiKeyRecord | null {
+  if (!row) return null;
+  return {
+    programId: Number(row.program_id),
+    isTest: row.is_test,
+    rotationMarkedAt: row.rotation_marked_at ? new Date(row.rotation_marked_at) : null,
+    rotateBy: row.rotate_by ? new Date(row.rotate_by) : null,
+  };
+}

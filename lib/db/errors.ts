@@ -1,0 +1,57 @@
+/** The Postgres error behind a driver or drizzle error (drizzle wraps single-query failures in `cause`). */
+export interface PgError {
+  code?: string;
+  constraint?: string;
+  message: string;
+}
+
+export function pgErrorOf(error: unknown): PgError | undefined {
+  let current: unknown = error;
+  for (let depth = 0; depth < 5 && current; depth++) {
+    if (
+      typeof current === "object" &&
+      current !== null &&
+      typeof (current as { code?: unknown }).code === "string"
+    ) {
+      return current as PgError;
+    }
+    current = (current as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
+export function isUniqueViolation(error: unknown, constraint?: string): boolean {
+  const pg = pgErrorOf(error);
+  return pg?.code === "23505" && (constraint === undefined || pg.constraint === constraint);
+}
+
+/** A `guard(...)` in a write batch found the state changed since it was read. */
+export function isGuardFailure(error: unknown): boolean {
+  const pg = pgErrorOf(error);
+  return pg?.code === "P0001" && pg.message.startsWith("guard failed");
+}
+
+/**
+ * Read-decide-write with optimistic concurrency: re-runs the whole attempt when its write batch hit a
+ * guard or one of the named unique constraints (a concurrent request got there first), a bounded number of
+ * times. The next read sees the winner's state and decides accordingly.
+ */
+export async function withConflictRetry<T>(
+  attempt: () => Promise<T>,
+  options: { retryOnConstraints?: readonly string[]; attempts?: number } = {},
+): Promise<T> {
+  const attempts = options.attempts ?? 4;
+  for (let i = 1; ; i++) {
+    try {
+      return await attempt();
+    } catch (error) {
+      const pg = pgErrorOf(error);
+      const retriable =
+        isGuardFailure(error) ||
+        (pg?.code === "23505" &&
+          pg.constraint !== undefined &&
+          options.retryOnConstraints?.includes(pg.constraint));
+      if (!retriable || i >= attempts) throw error;
+    }
+  }
+}

@@ -1,0 +1,1 @@
+ALTER TABLE "affiliate_sale_events" ADD COLUMN "needs_commission" boolean DEFAULT false NOT NULL;
