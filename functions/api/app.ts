@@ -8,6 +8,7 @@ import { requestId } from "../../lib/http/request-id.ts";
 import { firstIssueMessage } from "../../lib/validation/first-issue.ts";
 import { registerDocs } from "./routes/docs.ts";
 import { registerClick } from "./routes/track/click.ts";
+import { registerSale } from "./routes/track/sale.ts";
 
 /** The API worker's Hono app: cross-cutting middleware, then one registration per endpoint. */
 export function createApp(): OpenAPIHono<AppEnv> {
@@ -22,6 +23,7 @@ export function createApp(): OpenAPIHono<AppEnv> {
 
   app.get("/healthz", (c) => c.json({ ok: true }));
   registerClick(app);
+  registerSale(app);
   registerDocs(app);
   return app;
 }

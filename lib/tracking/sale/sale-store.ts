@@ -1,0 +1,232 @@
+import { type SQL, sql } from "drizzle-orm";
+import type { CommissionType } from "../../../schema/programs.ts";
+import { apiKeyRecordFromRow, apiKeyRecordQuery } from "../../auth/program-key.ts";
+import { creditCommissionStatements } from "../../commissions/credit.ts";
+import type { Database } from "../../db/client.ts";
+import type { SaleClick, SaleCustomer, SaleDecision, SaleFacts } from "./decide-sale.ts";
+
+type Row = Record<string, unknown>;
+type Recorded = Extract<SaleDecision, { outcome: "record" }>;
+
+const date = (value: unknown): Date | null =>
+  value === null || value === undefined ? null : new Date(String(value));
+
+const customerColumns = sql`
+  c.id, c.program_id, c.partner_id, c.click_id, c.clicked_at, c.signed_up_at, c.first_converted_at,
+  c.first_commission_at,
+  exists (select 1 from program_partners pp
+          where pp.program_id = c.program_id and pp.partner_id = c.partner_id and pp.status = 'active')
+    as partner_is_member`;
+
+function customerFrom(row: Row | undefined): SaleCustomer | null {
+  if (!row) return null;
+  return {
+    id: Number(row.id),
+    programId: Number(row.program_id),
+    partnerId: row.partner_id === null ? null : Number(row.partner_id),
+    clickId: (row.click_id as string | null) ?? null,
+    clickedAt: date(row.clicked_at),
+    signedUpAt: date(row.signed_up_at),
+    firstConvertedAt: date(row.first_converted_at),
+    firstCommissionAt: date(row.first_commission_at),
+    partnerIsMember: row.partner_is_member === true,
+  };
+}
+
+/** Everything the sale rules need, in one round trip (one batch of reads). */
+export async function readSaleFacts(
+  db: Database,
+  q: {
+    keyHash: string | null;
+    transactionId: string | null;
+    customerKey: string | null;
+    clickId: string | null;
+    productId: string | null;
+  },
+): Promise<SaleFacts> {
+  const keyProgram = sql`(select program_id from program_api_keys where key_hash = ${q.keyHash}::text and revoked_at is null)`;
+  const [keyRows, programRows, saleRows, customerRows, clickRows] = await db.batch([
+    db.execute(apiKeyRecordQuery(q.keyHash)),
+    db.execute(sql`
+      select p.id, p.attribution_window_days, p.commission_type, p.commission_rate, p.duration_months, p.hold_days,
+             r.commission_type as rule_type, r.commission_rate as rule_rate, r.duration_months as rule_duration,
+             r.id as rule_id
+      from programs p
+      left join commission_rules r on r.program_id = p.id and r.product_id = ${q.productId}::text
+      where p.id = ${keyProgram}`),
+    db.execute(sql`select id from affiliate_sale_events where processor_event_id = ${q.transactionId}::text`),
+    db.execute(sql`
+      select ${customerColumns} from customers c
+      where c.customer_key = ${q.customerKey}::text and c.program_id = ${keyProgram}`),
+    db.execute(sql`
+      select coalesce(o.click_id, k.click_id) as click_id, coalesce(o.program_id, k.program_id) as program_id,
+             coalesce(o.partner_id, k.partner_id) as partner_id, coalesce(o.created_at, k.created_at) as created_at,
+             k.is_test,
+             exists (select 1 from program_partners pp
+                     where pp.program_id = coalesce(o.program_id, k.program_id)
+                       and pp.partner_id = coalesce(o.partner_id, k.partner_id) and pp.status = 'active')
+               as partner_is_member,
+             (select row_to_json(cc) from (
+                select ${customerColumns} from customers c
+                where c.program_id = coalesce(o.program_id, k.program_id)
+                  and c.click_id = coalesce(o.click_id, k.click_id)) cc) as customer
+      from affiliate_click_events k
+      left join affiliate_click_events o on o.click_id = k.visitor_click_id
+      where k.click_id = ${q.clickId}::text`),
+  ]);
+  const programRow = programRows.rows[0];
+  const clickRow = clickRows.rows[0];
+  const click: SaleClick | null = clickRow
+    ? {
+        clickId: String(clickRow.click_id),
+        programId: Number(clickRow.program_id),
+        partnerId: Number(clickRow.partner_id),
+        createdAt: new Date(String(clickRow.created_at)),
+        isTest: clickRow.is_test === true,
+        partnerIsMember: clickRow.partner_is_member === true,
+        customer: customerFrom((clickRow.customer as Row | null) ?? undefined),
+      }
+    : null;
+  return {
+    key: apiKeyRecordFromRow(keyRows.rows[0] as Parameters<typeof apiKeyRecordFromRow>[0]),
+    program: programRow
+      ? {
+          id: Number(programRow.id),
+          attributionWindowDays: Number(programRow.attribution_window_days),
+          commissionType: programRow.commission_type as CommissionType,
+          commissionRate: String(programRow.commission_rate),
+          durationMonths: Number(programRow.duration_months),
+          holdDays: Number(programRow.hold_days),
+        }
+      : null,
+    productRule:
+      programRow?.rule_id != null
+        ? {
+            commissionType: programRow.rule_type as CommissionType,
+            commissionRate: String(programRow.rule_rate),
+            durationMonths: programRow.rule_duration === null ? null : Number(programRow.rule_duration),
+          }
+        : null,
+    existingSaleId: saleRows.rows[0] ? Number(saleRows.rows[0].id) : null,
+    customerByKey: customerFrom(customerRows.rows[0]),
+    click,
+  };
+}
+
+function customerIdExpression(decision: Recorded): SQL {
+  const c = decision.customer;
+  if (c.kind === "none") return sql`null::bigint`;
+  if (c.kind === "update") return sql`${c.id}::bigint`;
+  return sql`(select id from customers where program_id = ${c.programId}::int and click_id = ${c.clickId}::text)`;
+}
+
+function customerStatement(decision: Recorded, now: string): SQL | null {
+  const c = decision.customer;
+  const firstCommissionAt = decision.commission ? now : null;
+  if (c.kind === "create") {
+    return sql`
+      with created as (
+        insert into customers (program_id, partner_id, click_id, clicked_at, status, first_converted_at,
+                               first_commission_at, created_at, updated_at)
+        values (${c.programId}::int, ${c.partnerId}::int, ${c.clickId}, ${c.clickedAt.toISOString()}::timestamptz,
+                'converted', ${now}::timestamptz, ${firstCommissionAt}::timestamptz, ${now}::timestamptz,
+                ${now}::timestamptz)
+        on conflict do nothing
+        returning id)
+      select guard(exists (select 1 from created), 'customer created meanwhile')`;
+  }
+  if (c.kind === "update") {
+    // Guarded on what the rules saw: a concurrent sale that paid the first commission meanwhile aborts
+    // this batch, and the retry re-decides (a one-time commission is then not paid twice).
+    const expected = c.expectedFirstCommissionAt?.toISOString() ?? null;
+    return sql`
+      with updated as (
+        update customers
+        set status = 'converted',
+            first_converted_at = coalesce(first_converted_at, ${now}::timestamptz),
+            first_commission_at = coalesce(first_commission_at, ${firstCommissionAt}::timestamptz),
+            updated_at = ${now}::timestamptz
+        where id = ${c.id}::bigint and first_commission_at is not distinct from ${expected}::timestamptz
+        returning id)
+      select guard(exists (select 1 from updated), 'customer changed meanwhile')`;
+  }
+  return null;
+}
+
+function saleInsert(decision: Recorded, now: string, needsCommission: boolean): SQL {
+  const s = decision.sale;
+  return sql`
+    insert into affiliate_sale_events
+      (processor_event_id, program_id, customer_id, partner_id, amount_cents, tax_cents, currency, sale_type,
+       line_items, is_recurring, subscription_id, subscription_interval, product_id, occurred_at, provider,
+       provider_payment_id, livemode, source, needs_commission, is_test, created_at)
+    values
+      (${s.processorEventId}, ${s.programId}::int, ${customerIdExpression(decision)}, ${s.partnerId}::int,
+       ${s.amountCents}::bigint, ${s.taxCents}::bigint, ${s.currency}, ${s.saleType},
+       ${s.lineItems === null ? null : JSON.stringify(s.lineItems)}::jsonb, ${s.isRecurring}::boolean,
+       ${s.subscriptionId}::text, ${s.subscriptionInterval}::text, ${s.productId}::text,
+       ${s.occurredAt?.toISOString() ?? null}::timestamptz, ${s.provider}::text, ${s.providerPaymentId}::text,
+       ${s.livemode}::boolean, 'api', ${needsCommission}::boolean, ${s.isTest}::boolean, ${now}::timestamptz)`;
+}
+
+function commissionStatements(decision: Recorded, now: Date): SQL[] {
+  const plan = decision.commission;
+  if (!plan) return [];
+  const at = now.toISOString();
+  const s = decision.sale;
+  const approved = plan.status === "approved";
+  const statements = [
+    sql`
+      insert into commissions (sale_id, program_id, partner_id, customer_id, amount_cents, currency, status,
+                               hold_until, approved_at, created_at, updated_at)
+      select s.id, s.program_id, s.partner_id, s.customer_id, ${plan.amountCents}::bigint, ${plan.currency},
+             ${plan.status}, ${plan.holdUntil?.toISOString() ?? null}::timestamptz,
+             ${approved ? at : null}::timestamptz, ${at}::timestamptz, ${at}::timestamptz
+      from affiliate_sale_events s where s.processor_event_id = ${s.processorEventId}`,
+  ];
+  if (approved) {
+    const commissionId = sql`select c.id from commissions c join affiliate_sale_events s on s.id = c.sale_id
+                             where s.processor_event_id = ${s.processorEventId}`;
+    statements.push(...creditCommissionStatements(commissionId, now));
+  }
+  return statements;
+}
+
+/**
+ * Writes the decided sale in ONE transaction (one round trip): customer, sale, commission and, for an
+ * approved commission, its ledger credit and balance. Returns the ids.
+ */
+export async function writeSale(
+  db: Database,
+  decision: Recorded,
+  now: Date,
+  options: { withCommission: boolean } = { withCommission: true },
+): Promise<{ saleId: number; commissionId: number | null }> {
+  const at = now.toISOString();
+  const needsCommission = !options.withCommission && decision.commission !== null;
+  const statements: SQL[] = [
+    ...[customerStatement(decision, at)].filter((s): s is SQL => s !== null),
+    saleInsert(decision, at, needsCommission),
+    ...(options.withCommission ? commissionStatements(decision, now) : []),
+    sql`
+      select s.id as sale_id, c.id as commission_id
+      from affiliate_sale_events s left join commissions c on c.sale_id = s.id
+      where s.processor_event_id = ${decision.sale.processorEventId}`,
+  ];
+  const results = await db.batch(
+    statements.map((statement) => db.execute(statement)) as [ReturnType<Database["execute"]>],
+  );
+  const ids = results[results.length - 1]?.rows[0];
+  if (!ids) throw new Error("sale write returned no ids");
+  return {
+    saleId: Number(ids.sale_id),
+    commissionId: ids.commission_id === null ? null : Number(ids.commission_id),
+  };
+}
+
+export async function existingSaleId(db: Database, transactionId: string): Promise<number | null> {
+  const result = await db.execute(
+    sql`select id from affiliate_sale_events where processor_event_id = ${transactionId}`,
+  );
+  return result.rows[0] ? Number(result.rows[0].id) : null;
+}
