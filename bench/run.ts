@@ -1,0 +1,230 @@
+/**
+ * `npm run bench [-- <scenario>...]`: starts the local stack in-process (PGlite in a temp folder, demo
+ * seed, one Miniflare instance on a free loopback port), drives each scenario with autocannon for a
+ * bounded time, prints the figures, stops everything and removes the temp folder.
+ *
+ * Environment: BENCH_SECONDS (default 10), BENCH_CONNECTIONS (default 10).
+ *
+ * Per-IP rate limits would refuse almost everything from one address, so every request carries its own
+ * `CF-Connecting-IP`. Any status other than the scenario's expected one counts as an error (exit code 1).
+ * Database round trips are HTTP requests to the local Neon-protocol endpoint, the unit Neon bills and
+ * the latency budget counts.
+ */
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import autocannon, { type AutocannonRequest, type AutocannonResult } from "autocannon";
+import { type LocalStack, startLocalStack } from "../dev/local-stack.ts";
+import type { Demo } from "../dev/seed.ts";
+
+interface ScenarioContext {
+  demo: Demo;
+}
+
+/** One endpoint under load. `n` numbers the requests of a run (unique per request). */
+interface Scenario {
+  name: string;
+  method: "GET" | "POST";
+  path: string;
+  expectedStatus: number;
+  body?: (context: ScenarioContext, n: number) => unknown;
+  headers?: (context: ScenarioContext, n: number) => Record<string, string>;
+}
+
+const SCENARIOS: readonly Scenario[] = [
+  {
+    name: "click",
+    method: "POST",
+    path: "/api/v1/track/click",
+    expectedStatus: 200,
+    body: ({ demo }, n) => {
+      const links = demo.programs.flatMap((program) => program.active_links);
+      return { affiliate_url: `https://shop.example/landing?aff=${links[n % links.length]}` };
+    },
+  },
+  // Later: lead (POST /api/v1/track/lead with a Bearer key of `demo.programs[0]`), sale, refund.
+];
+
+interface Figures {
+  scenario: string;
+  seconds: number;
+  requests: number;
+  requestsPerSecond: number;
+  p50Ms: number;
+  p99Ms: number;
+  non2xx: number;
+  errors: number;
+  statusCodes: Record<string, number>;
+  dbRoundTripsPerRequest: number;
+  dbStatementsPerRequest: number;
+}
+
+const seconds = positiveNumber("BENCH_SECONDS", 10);
+const connections = positiveNumber("BENCH_CONNECTIONS", 10);
+const selected = process.argv.slice(2);
+const scenarios = selected.length > 0 ? SCENARIOS.filter((s) => selected.includes(s.name)) : SCENARIOS;
+if (scenarios.length === 0) {
+  console.error(
+    `unknown scenario(s) ${selected.join(", ")}; known: ${SCENARIOS.map((s) => s.name).join(", ")}`,
+  );
+  process.exit(2);
+}
+
+let ipCounter = 0;
+/** A fresh client address per request, 10.0.0.1 upwards (16 million before wrapping). */
+function freshIp(): string {
+  const n = (ipCounter++ % 0xfffffe) + 1;
+  return `10.${(n >> 16) & 255}.${(n >> 8) & 255}.${n & 255}`;
+}
+
+let stack: LocalStack | undefined;
+let dataDir: string | undefined;
+let running: ReturnType<typeof autocannon> | undefined;
+
+async function cleanUp(): Promise<void> {
+  running?.stop();
+  await stack?.stop();
+  if (dataDir) await rm(dataDir, { recursive: true, force: true });
+}
+
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  process.once(signal, () => {
+    console.error(`\n${signal}: stopping the benchmark`);
+    void cleanUp().finally(() => process.exit(130));
+  });
+}
+
+let exitCode = 0;
+try {
+  dataDir = await mkdtemp(join(tmpdir(), "affiliate-bench-"));
+  const started = Date.now();
+  stack = await startLocalStack({ dataDir, port: 0, watch: false, logLevel: "warn" });
+  const demo = stack.demo;
+  if (!demo) throw new Error("the local stack did not seed the demo");
+  console.log(
+    `local stack on ${stack.baseUrl} (${stack.sql.backend}) in ${((Date.now() - started) / 1000).toFixed(1)} s; ` +
+      `${seconds} s per scenario, ${connections} connections\n`,
+  );
+
+  const results: Figures[] = [];
+  for (const scenario of scenarios) {
+    // Warm-up (JIT, connection pools, the isolate's first database client), not measured.
+    await load(stack.baseUrl, scenario, { demo }, { amount: connections * 20 });
+    await settle();
+    stack.sql.resetStats();
+    const result = await load(stack.baseUrl, scenario, { demo }, { duration: seconds });
+    // In-flight requests cut off at the deadline may still finish their queries.
+    await settle();
+    const db = stack.sql.stats();
+    const figures = summarise(scenario, result, db);
+    results.push(figures);
+    print(figures);
+    if (figures.errors > 0) exitCode = 1;
+  }
+  console.log(`\n${JSON.stringify(results)}`);
+} catch (err) {
+  console.error("benchmark failed:", err);
+  exitCode = 1;
+} finally {
+  await cleanUp();
+}
+process.exit(exitCode);
+
+function load(
+  baseUrl: string,
+  scenario: Scenario,
+  context: ScenarioContext,
+  bound: { duration: number } | { amount: number },
+): Promise<AutocannonResult> {
+  let n = 0;
+  const request: AutocannonRequest = {
+    method: scenario.method,
+    path: scenario.path,
+    setupRequest: (req) => {
+      const i = n++;
+      const body = scenario.body?.(context, i);
+      return {
+        ...req,
+        headers: {
+          ...(body === undefined ? {} : { "content-type": "application/json" }),
+          ...scenario.headers?.(context, i),
+          "cf-connecting-ip": freshIp(),
+        },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      };
+    },
+  };
+  return new Promise((resolve, reject) => {
+    running = autocannon(
+      { url: baseUrl, connections, timeout: 10, requests: [request], ...bound },
+      (err, result) => {
+        running = undefined;
+        if (err) reject(err);
+        else resolve(result);
+      },
+    );
+  });
+}
+
+function summarise(
+  scenario: Scenario,
+  result: AutocannonResult,
+  db: { requests: number; statements: number },
+): Figures {
+  const statusCodes = Object.fromEntries(
+    Object.entries(result.statusCodeStats).map(([code, { count }]) => [code, Number(count)]),
+  );
+  const total = result.requests.total;
+  const expected = statusCodes[String(scenario.expectedStatus)] ?? 0;
+  const perRequest = (value: number) => (total > 0 ? round(value / total, 2) : 0);
+  return {
+    scenario: scenario.name,
+    seconds: result.duration,
+    requests: total,
+    requestsPerSecond: round(total / result.duration, 1),
+    p50Ms: result.latency.p50,
+    p99Ms: result.latency.p99,
+    non2xx: result.non2xx,
+    // Unexpected statuses plus connection errors and timeouts.
+    errors: total - expected + result.errors,
+    statusCodes,
+    dbRoundTripsPerRequest: perRequest(db.requests),
+    dbStatementsPerRequest: perRequest(db.statements),
+  };
+}
+
+function print(f: Figures): void {
+  const codes = Object.entries(f.statusCodes)
+    .map(([code, count]) => `${code}: ${count}`)
+    .join(", ");
+  console.log(
+    [
+      `${f.scenario}: ${f.requests} requests in ${f.seconds.toFixed(1)} s`,
+      `  requests/s          ${f.requestsPerSecond}`,
+      `  latency p50 / p99   ${f.p50Ms} ms / ${f.p99Ms} ms`,
+      `  non-2xx             ${f.non2xx}`,
+      `  errors              ${f.errors} (status codes ${codes || "none"})`,
+      `  db round trips/req  ${f.dbRoundTripsPerRequest} (statements/req ${f.dbStatementsPerRequest})`,
+    ].join("\n"),
+  );
+}
+
+function settle(): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, 250));
+}
+
+function round(value: number, digits: number): number {
+  const factor = 10 ** digits;
+  return Math.round(value * factor) / factor;
+}
+
+function positiveNumber(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === "") return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value <= 0) {
+    console.error(`${name} must be a positive number, not "${raw}"`);
+    process.exit(2);
+  }
+  return value;
+}

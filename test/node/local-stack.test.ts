@@ -1,0 +1,205 @@
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type LocalStack, startLocalStack } from "../../dev/local-stack.ts";
+import { type Demo, seedDemo } from "../../dev/seed.ts";
+
+// `npm run dev` end to end, in-process: SQL endpoint on PGlite in a temp folder, demo seed, the API
+// worker built by esbuild and served by Miniflare on a free loopback port.
+
+let dataDir: string;
+let stack: LocalStack | undefined;
+let demo: Demo;
+let ipCounter = 0;
+
+function freshIp(): string {
+  ipCounter++;
+  return `10.77.${(ipCounter >> 8) & 255}.${ipCounter & 255}`;
+}
+
+async function click(
+  baseUrl: string,
+  body: Record<string, unknown>,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: Record<string, unknown> }> {
+  const response = await fetch(`${baseUrl}/api/v1/track/click`, {
+    method: "POST",
+    headers: { "Content-Type": "application/json", "CF-Connecting-IP": freshIp(), ...headers },
+    body: JSON.stringify(body),
+  });
+  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+}
+
+const affiliateUrl = (code: string) => `https://shop.example/landing?aff=${code}`;
+
+/**
+ * In test mode the click checks a Bearer key against `additional_data.program_id`: a live key of ANOTHER
+ * program answers 403, an unknown key is ignored (200). So 403 proves the key is known and live.
+ */
+async function keyIsLiveFor(baseUrl: string, key: string, otherProgram: Demo["programs"][number]) {
+  const result = await click(
+    baseUrl,
+    {
+      affiliate_url: affiliateUrl(otherProgram.active_links[0]),
+      additional_data: { test_mode: true, program_id: otherProgram.program_id },
+    },
+    { Authorization: `Bearer ${key}` },
+  );
+  return result.status === 403;
+}
+
+async function portIsFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once("error", () => resolve(false));
+    server.listen(port, "127.0.0.1", () => server.close(() => resolve(true)));
+  });
+}
+
+async function demoCounts(s: LocalStack) {
+  const { rows } = await s.sql.query(
+    `select
+       (select count(*) from advertisers where name = 'Demo advertiser') as advertisers,
+       (select count(*) from programs where name like 'Demo program %') as programs,
+       (select count(*) from partners where email like 'demo-partner-%@partners.example') as partners,
+       (select count(*) from program_partners pp join programs p on p.id = pp.program_id
+         where p.name like 'Demo program %') as memberships,
+       (select count(*) from referral_links
+         where short_link in ('code-a', 'code-b', 'code-off', 'code-c', 'code-d', 'code-off-2')) as links,
+       (select count(*) from program_api_keys k join programs p on p.id = k.program_id
+         where p.name like 'Demo program %' and k.revoked_at is null) as live_keys`,
+  );
+  return Object.fromEntries(Object.entries(rows[0] ?? {}).map(([k, v]) => [k, Number(v)]));
+}
+
+describe("local stack (npm run dev)", () => {
+  beforeAll(async () => {
+    dataDir = await mkdtemp(join(tmpdir(), "local-stack-test-"));
+    stack = await startLocalStack({ dataDir, port: 0, logLevel: "error" });
+    demo = JSON.parse(await readFile(join(dataDir, "demo.json"), "utf8")) as Demo;
+  }, 60_000);
+
+  afterAll(async () => {
+    await stack?.stop();
+    if (dataDir) await rm(dataDir, { recursive: true, force: true });
+  }, 30_000);
+
+  it("writes demo.json with two programs, their keys and links", () => {
+    const s = stack!;
+    expect(demo.base_url).toBe(s.baseUrl);
+    expect(demo.sql_endpoint_url).toBe(s.sql.url);
+    expect(demo).toEqual(s.demo);
+    const origins = [`http://localhost:${s.port}`, `http://127.0.0.1:${s.port}`, "http://localhost:3000"];
+    const common = {
+      attribution_window_days: 60,
+      commission_type: "percent",
+      commission_rate: 20,
+      allowed_origins: origins,
+    };
+    expect(demo.programs).toHaveLength(2);
+    expect(demo.programs[0]).toMatchObject({
+      program_id: 1,
+      lead_auth_policy: "server_required",
+      hold_days: 0,
+      active_links: ["code-a", "code-b"],
+      disabled_link: "code-off",
+      ...common,
+    });
+    expect(demo.programs[1]).toMatchObject({
+      program_id: 2,
+      lead_auth_policy: "browser_allowed",
+      hold_days: 30,
+      active_links: ["code-c", "code-d"],
+      disabled_link: "code-off-2",
+      ...common,
+    });
+    for (const program of demo.programs) {
+      expect(program.api_key).toMatch(/^sk_live_/);
+      expect(program.test_api_key).toMatch(/^sk_test_/);
+    }
+  });
+
+  it("gives the two active links of a program to two different partners", async () => {
+    const { rows } = await stack!.sql.query(
+      "select program_id, count(distinct partner_id) as partners from referral_links where short_link = any($1::text[]) group by program_id",
+      [demo.programs.flatMap((p) => p.active_links)],
+    );
+    expect(rows.map((r) => Number(r.partners))).toEqual([2, 2]);
+  });
+
+  it("records a click on an active link", async () => {
+    const result = await click(stack!.baseUrl, {
+      affiliate_url: affiliateUrl(demo.programs[0]!.active_links[0]),
+    });
+    expect(result.status).toBe(200);
+    expect(result.body).toMatchObject({ success: true, cookie_window_days: 60 });
+    expect(result.body.click_id).toMatch(/^clk_/);
+  });
+
+  it("answers 410 on the disabled link", async () => {
+    const result = await click(stack!.baseUrl, {
+      affiliate_url: affiliateUrl(demo.programs[0]!.disabled_link),
+    });
+    expect(result.status).toBe(410);
+    expect(result.body).toMatchObject({ success: false, error: { code: "link_disabled" } });
+  });
+
+  it("serves the OpenAPI document", async () => {
+    const response = await fetch(`${stack!.baseUrl}/openapi.json`);
+    expect(response.status).toBe(200);
+    expect(((await response.json()) as { paths: object }).paths).toHaveProperty("/api/v1/track/click");
+  });
+
+  it("keeps the same keys and creates no duplicates when seeding again", async () => {
+    const s = stack!;
+    const [p1, p2] = demo.programs as [Demo["programs"][number], Demo["programs"][number]];
+    expect(await keyIsLiveFor(s.baseUrl, p2.test_api_key, p1)).toBe(true);
+    expect(await keyIsLiveFor(s.baseUrl, p1.api_key, p2)).toBe(true);
+    const before = await demoCounts(s);
+    expect(before).toEqual({
+      advertisers: 1,
+      programs: 2,
+      partners: 4,
+      memberships: 4,
+      links: 6,
+      live_keys: 4,
+    });
+
+    const again = await seedDemo(s.sql, { baseUrl: s.baseUrl, dataDir });
+    expect(again).toEqual(demo);
+    expect(await demoCounts(s)).toEqual(before);
+    expect(await keyIsLiveFor(s.baseUrl, p2.test_api_key, p1)).toBe(true);
+    expect(await keyIsLiveFor(s.baseUrl, p1.api_key, p2)).toBe(true);
+  });
+
+  it("frees its port on stop, and a restart on the same data keeps the demo", async () => {
+    const first = stack!;
+    const port = first.port;
+    await first.stop();
+    stack = undefined;
+    expect(await portIsFree(port)).toBe(true);
+
+    // `npm run dev` again: same data folder, same port.
+    stack = await startLocalStack({ dataDir, port, logLevel: "error" });
+    expect(stack.demo?.base_url).toBe(demo.base_url);
+    expect(stack.demo?.programs).toEqual(demo.programs);
+    expect(await demoCounts(stack)).toEqual({
+      advertisers: 1,
+      programs: 2,
+      partners: 4,
+      memberships: 4,
+      links: 6,
+      live_keys: 4,
+    });
+    const [p1, p2] = demo.programs as [Demo["programs"][number], Demo["programs"][number]];
+    expect(await keyIsLiveFor(stack.baseUrl, p2.api_key, p1)).toBe(true);
+    const result = await click(stack.baseUrl, { affiliate_url: affiliateUrl(p2.active_links[1]) });
+    expect(result.status).toBe(200);
+
+    await stack.stop();
+    stack = undefined;
+    expect(await portIsFree(port)).toBe(true);
+  }, 60_000);
+});
