@@ -1,7 +1,9 @@
+import { systemClock } from "../../lib/clock.ts";
 import { readConfig } from "../../lib/config/env.ts";
 import { databaseFor } from "../../lib/db/client.ts";
 import type { WorkerBindings } from "../../lib/http/app-env.ts";
 import { consumeNotifications } from "../../lib/notifications/consumer.ts";
+import { runScheduledJobs } from "../../lib/scheduled-jobs.ts";
 import { createApp } from "./app.ts";
 
 const app = createApp();
@@ -9,6 +11,14 @@ const app = createApp();
 export default {
   fetch: app.fetch,
   /** After-response notifications (partner in-app, advertiser manual-review warnings). */
+  /** Cron: repair sales stored without their commission (and, later, approve ended holds). */
+  async scheduled(_controller, env, ctx) {
+    ctx.waitUntil(
+      runScheduledJobs(databaseFor(readConfig(env)), systemClock).then((counts) =>
+        console.log(JSON.stringify({ level: "info", msg: "scheduled jobs done", ...counts })),
+      ),
+    );
+  },
   async queue(batch, env, _ctx) {
     await consumeNotifications(batch, databaseFor(readConfig(env)));
   },

@@ -1,0 +1,100 @@
+import { type SQL, sql } from "drizzle-orm";
+import type { CommissionType } from "../../schema/programs.ts";
+import type { Database } from "../db/client.ts";
+import { isGuardFailure, isUniqueViolation } from "../db/errors.ts";
+import { type Currency, isSupportedCurrency } from "../money.ts";
+import { planCommission, policyFor } from "./commission-policy.ts";
+import { creditCommissionStatements } from "./credit.ts";
+
+interface PendingSaleRow extends Record<string, unknown> {
+  id: string;
+  program_id: number;
+  amount_cents: string;
+  currency: string;
+  created_at: string;
+  commission_type: CommissionType;
+  commission_rate: string;
+  duration_months: number;
+  hold_days: number;
+  rule_type: CommissionType | null;
+  rule_rate: string | null;
+  rule_duration: number | null;
+}
+
+/**
+ * The sale endpoint's "Failed to create commission" path stores the sale flagged `needs_commission`. This
+ * job (run by the cron trigger) creates those commissions with the same policy code, as of the sale's own
+ * time (the hold period counts from the sale), and clears the flag in the same transaction. The decision
+ * that the sale earns a commission was taken when it was recorded, so it is not re-taken here.
+ * Safe to run twice at once: the flag is cleared under a guard and a sale has at most one commission.
+ */
+export async function repairMissingCommissions(db: Database, now: Date, limit = 100): Promise<number> {
+  const pending = await db.execute<PendingSaleRow>(sql`
+    select s.id, s.program_id, s.amount_cents, s.currency, s.created_at,
+           p.commission_type, p.commission_rate, p.duration_months, p.hold_days,
+           r.commission_type as rule_type, r.commission_rate as rule_rate, r.duration_months as rule_duration
+    from affiliate_sale_events s
+    join programs p on p.id = s.program_id
+    left join commission_rules r on r.program_id = s.program_id and r.product_id = s.product_id
+    where s.needs_commission and not s.is_test and s.partner_id is not null
+    order by s.id
+    limit ${limit}`);
+  let repaired = 0;
+  for (const row of pending.rows) {
+    if (!isSupportedCurrency(row.currency)) continue;
+    const policy = policyFor(
+      {
+        commissionType: row.commission_type,
+        commissionRate: row.commission_rate,
+        durationMonths: row.duration_months,
+      },
+      row.rule_type && row.rule_rate
+        ? { commissionType: row.rule_type, commissionRate: row.rule_rate, durationMonths: row.rule_duration }
+        : null,
+    );
+    const saleTime = new Date(row.created_at);
+    const plan = planCommission(
+      policy,
+      { amountCents: Number(row.amount_cents), currency: row.currency as Currency },
+      row.hold_days,
+      saleTime,
+    );
+    const at = now.toISOString();
+    const approved = plan.status === "approved";
+    const statements: SQL[] = [
+      sql`
+        with cleared as (
+          update affiliate_sale_events set needs_commission = false where id = ${row.id}::bigint and needs_commission
+          returning id)
+        select guard(exists (select 1 from cleared), 'commission repaired meanwhile')`,
+      sql`
+        insert into commissions (sale_id, program_id, partner_id, customer_id, amount_cents, currency, status,
+                                 hold_until, approved_at, created_at, updated_at)
+        select s.id, s.program_id, s.partner_id, s.customer_id, ${plan.amountCents}::bigint, ${plan.currency},
+               ${plan.status}, ${plan.holdUntil?.toISOString() ?? null}::timestamptz,
+               ${approved ? at : null}::timestamptz, ${at}::timestamptz, ${at}::timestamptz
+        from affiliate_sale_events s where s.id = ${row.id}::bigint`,
+      ...(approved
+        ? creditCommissionStatements(sql`select id from commissions where sale_id = ${row.id}::bigint`, now)
+        : []),
+    ];
+    try {
+      await db.batch(
+        statements.map((statement) => db.execute(statement)) as [ReturnType<Database["execute"]>],
+      );
+      repaired++;
+    } catch (error) {
+      // Another run repaired it first: nothing to do. Anything else is logged and retried on the next run.
+      if (isGuardFailure(error) || isUniqueViolation(error, "commissions_sale_unique")) continue;
+      console.error(
+        JSON.stringify({
+          level: "error",
+          msg: "commission repair failed",
+          sale_id: row.id,
+          error: String(error),
+        }),
+      );
+    }
+  }
+  return repaired;
+}
