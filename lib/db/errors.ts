@@ -34,13 +34,13 @@ export function isGuardFailure(error: unknown): boolean {
 /**
  * Read-decide-write with optimistic concurrency: re-runs the whole attempt when its write batch hit a
  * guard or one of the named unique constraints (a concurrent request got there first), a bounded number of
- * times. The next read sees the winner's state and decides accordingly.
+ * times, with a short jittered pause. The next read sees the winner's state and decides accordingly.
  */
 export async function withConflictRetry<T>(
   attempt: () => Promise<T>,
   options: { retryOnConstraints?: readonly string[]; attempts?: number } = {},
 ): Promise<T> {
-  const attempts = options.attempts ?? 4;
+  const attempts = options.attempts ?? 8;
   for (let i = 1; ; i++) {
     try {
       return await attempt();
@@ -52,6 +52,8 @@ export async function withConflictRetry<T>(
           pg.constraint !== undefined &&
           options.retryOnConstraints?.includes(pg.constraint));
       if (!retriable || i >= attempts) throw error;
+      // Jittered backoff so contenders that collided do not collide again in lockstep.
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * 10 * i));
     }
   }
 }

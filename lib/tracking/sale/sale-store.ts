@@ -137,7 +137,8 @@ function customerStatement(decision: Recorded, now: string): SQL | null {
   }
   if (c.kind === "update") {
     // Guarded on what the rules saw: a concurrent sale that paid the first commission meanwhile aborts
-    // this batch, and the retry re-decides (a one-time commission is then not paid twice).
+    // this batch, and the retry re-decides (a one-time commission is then not paid twice). Compared at the
+    // millisecond precision the rules read it with.
     const expected = c.expectedFirstCommissionAt?.toISOString() ?? null;
     return sql`
       with updated as (
@@ -146,7 +147,8 @@ function customerStatement(decision: Recorded, now: string): SQL | null {
             first_converted_at = coalesce(first_converted_at, ${now}::timestamptz),
             first_commission_at = coalesce(first_commission_at, ${firstCommissionAt}::timestamptz),
             updated_at = ${now}::timestamptz
-        where id = ${c.id}::bigint and first_commission_at is not distinct from ${expected}::timestamptz
+        where id = ${c.id}::bigint
+          and date_trunc('milliseconds', first_commission_at) is not distinct from ${expected}::timestamptz
         returning id)
       select guard(exists (select 1 from updated), 'customer changed meanwhile')`;
   }

@@ -1,0 +1,79 @@
+import { createExecutionContext, createScheduledController, waitOnExecutionContext } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { sql } from "drizzle-orm";
+import { describe, expect, it } from "vitest";
+import worker from "../../functions/api/index.ts";
+import { createProgram, db } from "./harness.ts";
+import { balanceOf, click, commissionsOf, sale, salesOf, txn } from "./sale-harness.ts";
+
+/**
+ * The spec's commission-failure contract, with a real database failure: a trigger makes inserting this
+ * program's commissions fail, as a constraint or outage would.
+ */
+async function breakCommissionsOf(programId: number): Promise<() => Promise<void>> {
+  await db.execute(
+    sql.raw(`
+    create or replace function fail_commission_for_tests() returns trigger language plpgsql as $$
+    begin raise exception 'commission store unavailable (test)'; end $$`),
+  );
+  const trigger = `fail_commissions_${programId}`;
+  await db.execute(
+    sql.raw(`create trigger ${trigger} before insert on commissions for each row
+             when (new.program_id = ${programId}) execute function fail_commission_for_tests()`),
+  );
+  return async () => {
+    await db.execute(sql.raw(`drop trigger if exists ${trigger} on commissions`));
+  };
+}
+
+async function runCron(): Promise<void> {
+  const ctx = createExecutionContext();
+  await worker.scheduled(
+    createScheduledController({ cron: "*/5 * * * *", scheduledTime: Date.now() }),
+    env,
+    ctx,
+  );
+  await waitOnExecutionContext(ctx);
+}
+
+describe("commission creation failure", () => {
+  it("answers 500 Failed to create commission, consumes the transaction_id, and the cron creates it later", async () => {
+    const p = await createProgram({ commissionType: "percent", commissionRate: "10" });
+    const clickId = await click(p);
+    const repair = await breakCommissionsOf(p.programId);
+    const body = { transaction_id: txn(), amount_cents: 5000, click_id: clickId };
+    let response: Awaited<ReturnType<typeof sale>>;
+    try {
+      response = await sale(p, body);
+      expect(response.status).toBe(500);
+      expect(response.body).toEqual({
+        data: null,
+        error: {
+          status: 500,
+          name: "InternalServerError",
+          message: "Failed to create commission",
+          details: {},
+          code: "internal_error",
+        },
+      });
+      const [stored] = await salesOf(p.programId);
+      expect(stored).toMatchObject({ needsCommission: true, partnerId: p.partnerIds[0] });
+      expect(await commissionsOf(p.programId)).toHaveLength(0);
+
+      const retry = await sale(p, body);
+      expect(retry.status).toBe(409);
+      expect((retry.body.error as { details: unknown }).details).toEqual({ sale_id: stored?.id });
+
+      await runCron(); // still failing: the sale stays flagged for the next run
+      expect((await salesOf(p.programId))[0]?.needsCommission).toBe(true);
+    } finally {
+      await repair();
+    }
+    await Promise.all([runCron(), runCron()]); // two runs at once repair it exactly once
+    const commissions = await commissionsOf(p.programId);
+    expect(commissions).toHaveLength(1);
+    expect(commissions[0]).toMatchObject({ amountCents: 500, status: "approved" });
+    expect((await salesOf(p.programId))[0]?.needsCommission).toBe(false);
+    expect(await balanceOf(p.programId, p.partnerIds[0])).toBe(500);
+  });
+});
