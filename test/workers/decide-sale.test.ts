@@ -1,0 +1,101 @@
+import { describe, expect, it } from "vitest";
+import { decideSale, type SaleCustomer, type SaleFacts } from "../../lib/tracking/sale/decide-sale.ts";
+import type { SaleRequest } from "../../lib/tracking/sale/sale-request.ts";
+
+const now = new Date("2026-06-30T12:00:00.000Z");
+const day = 86_400_000;
+const header = { kind: "token" as const, token: "sk_live_x" };
+
+function facts(overrides: Partial<SaleFacts> = {}): SaleFacts {
+  return {
+    key: { programId: 7, isTest: false, rotationMarkedAt: null, rotateBy: null },
+    program: {
+      id: 7,
+      attributionWindowDays: 30,
+      commissionType: "percent",
+      commissionRate: "20",
+      durationMonths: 0,
+      holdDays: 0,
+    },
+    productRule: null,
+    existingSaleId: null,
+    customerByKey: null,
+    click: {
+      clickId: "clk_1",
+      programId: 7,
+      partnerId: 3,
+      createdAt: new Date(now.getTime() - 30 * day),
+      isTest: false,
+      partnerIsMember: true,
+      customer: null,
+    },
+    ...overrides,
+  };
+}
+
+function decide(body: Partial<SaleRequest>, f: SaleFacts = facts(), at = now) {
+  return decideSale(
+    {
+      header,
+      body: { transaction_id: "t1", amount_cents: 1000, click_id: "clk_1", ...body },
+      now: at,
+      docsUrl: "https://d",
+    },
+    f,
+  );
+}
+
+describe("decideSale: attribution window with an injected clock", () => {
+  it("attributes a click exactly attribution_window_days old, and not one a millisecond older", () => {
+    expect(decide({}).outcome).toBe("record");
+    const older = facts();
+    older.click!.createdAt = new Date(now.getTime() - 30 * day - 1);
+    expect(decide({}, older).outcome).toBe("not_attributed");
+  });
+
+  it("measures from the signup when there is one, and skips the check after the first conversion", () => {
+    const customer: SaleCustomer = {
+      id: 1,
+      programId: 7,
+      partnerId: 3,
+      clickId: "clk_1",
+      clickedAt: new Date(now.getTime() - 100 * day),
+      signedUpAt: new Date(now.getTime() - 71 * day),
+      firstConvertedAt: null,
+      firstCommissionAt: null,
+      partnerIsMember: true,
+    };
+    expect(decide({}, facts({ customerByKey: customer })).outcome).toBe("record");
+    expect(
+      decide({}, facts({ customerByKey: { ...customer, signedUpAt: new Date(now.getTime() - 69 * day) } }))
+        .outcome,
+    ).toBe("not_attributed");
+    const converted = { ...customer, signedUpAt: null, firstConvertedAt: new Date(now.getTime() - 60 * day) };
+    expect(decide({}, facts({ customerByKey: converted })).outcome).toBe("record");
+  });
+
+  it("uses the time the call is received, not occurred_at, for the window and the hold", () => {
+    const f = facts();
+    f.program!.holdDays = 10;
+    const decision = decide({ occurred_at: new Date(now.getTime() - 29 * day).toISOString() }, f);
+    expect(decision).toMatchObject({
+      outcome: "record",
+      commission: { status: "pending", holdUntil: new Date(now.getTime() + 10 * day) },
+    });
+  });
+
+  it("accepts occurred_at up to 30 days old and 5 minutes ahead, inclusive", () => {
+    expect(decide({ occurred_at: new Date(now.getTime() - 30 * day).toISOString() }).outcome).toBe("record");
+    expect(decide({ occurred_at: new Date(now.getTime() + 300_000).toISOString() }).outcome).toBe("record");
+    expect(decide({ occurred_at: new Date(now.getTime() + 300_001).toISOString() }).outcome).toBe("refused");
+  });
+
+  it("refuses a key whose rotation deadline is now, and flags one before it", () => {
+    const rotateBy = new Date(now.getTime() + 1000);
+    const marked = facts({
+      key: { programId: 7, isTest: false, rotationMarkedAt: new Date(now.getTime() - day), rotateBy },
+    });
+    expect(decide({}, marked)).toMatchObject({ outcome: "record", rotation: { rotateBy } });
+    expect(decide({}, marked, rotateBy)).toMatchObject({ outcome: "refused", error: { status: 401 } });
+  });
+});
