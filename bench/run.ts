@@ -16,9 +16,16 @@ import { join } from "node:path";
 import autocannon, { type AutocannonRequest, type AutocannonResult } from "autocannon";
 import { type LocalStack, startLocalStack } from "../dev/local-stack.ts";
 import type { Demo } from "../dev/seed.ts";
+import { issueApiKey } from "../lib/auth/api-keys.ts";
 
 interface ScenarioContext {
   demo: Demo;
+  /** Extra live API keys of demo program 1, so per-key limits (120/min) do not cap the load. */
+  apiKeys: string[];
+  /** Click ids of demo program 1, made before the run, for attributed sales. */
+  clickIds: string[];
+  /** Unique per run, so transaction ids never repeat across runs against the same database. */
+  runId: string;
 }
 
 /** One endpoint under load. `n` numbers the requests of a run (unique per request). */
@@ -42,8 +49,46 @@ const SCENARIOS: readonly Scenario[] = [
       return { affiliate_url: `https://shop.example/landing?aff=${links[n % links.length]}` };
     },
   },
-  // Later: lead (POST /api/v1/track/lead with a Bearer key of `demo.programs[0]`), sale, refund.
+  {
+    // An attributed sale on the demo's recurring-free percent program: each click's first sale pays a
+    // commission, later ones are recorded without (one-time type); both take the same read + write path.
+    name: "sale",
+    method: "POST",
+    path: "/api/v1/track/sale",
+    expectedStatus: 200,
+    body: ({ clickIds, runId }, n) => ({
+      transaction_id: `bench-${runId}-${n}`,
+      amount_cents: 4900,
+      click_id: clickIds[n % clickIds.length],
+    }),
+    headers: ({ apiKeys }, n) => ({ authorization: `Bearer ${apiKeys[n % apiKeys.length]}` }),
+  },
 ];
+
+/** Enough keys for the sale scenario's per-key limit, and clicks to attribute sales to. */
+async function prepareContext(target: LocalStack, demo: Demo): Promise<ScenarioContext> {
+  const program = demo.programs[0];
+  if (!program) throw new Error("the demo has no program");
+  const apiKeys: string[] = [];
+  for (let i = 0; i < 200; i++) {
+    const issued = await issueApiKey(false);
+    await target.sql.query(
+      "insert into program_api_keys (program_id, key_hash, key_prefix, is_test) values ($1, $2, $3, false)",
+      [program.program_id, issued.keyHash, issued.keyPrefix],
+    );
+    apiKeys.push(issued.key);
+  }
+  const clickIds: string[] = [];
+  for (let i = 0; i < 50; i++) {
+    const response = await fetch(`${target.baseUrl}/api/v1/track/click`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "cf-connecting-ip": freshIp() },
+      body: JSON.stringify({ affiliate_url: `https://shop.example/?aff=${program.active_links[i % 2]}` }),
+    });
+    clickIds.push(((await response.json()) as { click_id: string }).click_id);
+  }
+  return { demo, apiKeys, clickIds, runId: crypto.randomUUID().slice(0, 8) };
+}
 
 interface Figures {
   scenario: string;
@@ -71,6 +116,8 @@ if (scenarios.length === 0) {
 }
 
 let ipCounter = 0;
+/** Numbers every request of the whole run (warm-up included), so generated ids never repeat. */
+let requestCounter = 0;
 /** A fresh client address per request, 10.0.0.1 upwards (16 million before wrapping). */
 function freshIp(): string {
   const n = (ipCounter++ % 0xfffffe) + 1;
@@ -106,13 +153,14 @@ try {
       `${seconds} s per scenario, ${connections} connections\n`,
   );
 
+  const context = await prepareContext(stack, demo);
   const results: Figures[] = [];
   for (const scenario of scenarios) {
     // Warm-up (JIT, connection pools, the isolate's first database client), not measured.
-    await load(stack.baseUrl, scenario, { demo }, { amount: connections * 20 });
+    await load(stack.baseUrl, scenario, context, { amount: connections * 20 });
     await settle();
     stack.sql.resetStats();
-    const result = await load(stack.baseUrl, scenario, { demo }, { duration: seconds });
+    const result = await load(stack.baseUrl, scenario, context, { duration: seconds });
     // In-flight requests cut off at the deadline may still finish their queries.
     await settle();
     const db = stack.sql.stats();
@@ -136,12 +184,11 @@ function load(
   context: ScenarioContext,
   bound: { duration: number } | { amount: number },
 ): Promise<AutocannonResult> {
-  let n = 0;
   const request: AutocannonRequest = {
     method: scenario.method,
     path: scenario.path,
     setupRequest: (req) => {
-      const i = n++;
+      const i = requestCounter++;
       const body = scenario.body?.(context, i);
       return {
         ...req,
