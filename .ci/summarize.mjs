@@ -23,7 +23,9 @@ for (const file of process.argv.slice(2)) {
     problems.push(`${file}: no tests ran`);
     failed += 1;
   }
-  const brokenSuites = report.testResults.filter((suite) => suite.status === "failed" && suite.assertionResults.length === 0);
+  const brokenSuites = report.testResults.filter(
+    (suite) => suite.status === "failed" && suite.assertionResults.length === 0,
+  );
   for (const suite of brokenSuites) {
     problems.push(`${suite.name}: failed to load: ${suite.message}`);
     failed += 1;
