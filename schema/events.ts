@@ -1,3 +1,4 @@
+import { sql } from "drizzle-orm";
 import {
   bigint,
   bigserial,
@@ -68,6 +69,10 @@ export const leadEvents = pgTable(
   (t) => [
     index("affiliate_lead_events_customer_idx").on(t.customerId),
     index("affiliate_lead_events_program_email_idx").on(t.programId, t.emailHash),
+    /** A settling lead marks the click's open provisional leads settled: find them without a scan. */
+    index("affiliate_lead_events_open_provisional_idx")
+      .on(t.programId, t.clickId)
+      .where(sql`${t.provisional} and ${t.settledAt} is null`),
   ],
 );
 

@@ -8,6 +8,7 @@ import { requestId } from "../../lib/http/request-id.ts";
 import { firstIssueMessage } from "../../lib/validation/first-issue.ts";
 import { registerDocs } from "./routes/docs.ts";
 import { registerClick } from "./routes/track/click.ts";
+import { registerLead } from "./routes/track/lead.ts";
 import { registerSale } from "./routes/track/sale.ts";
 
 /** The API worker's Hono app: cross-cutting middleware, then one registration per endpoint. */
@@ -23,6 +24,7 @@ export function createApp(): OpenAPIHono<AppEnv> {
 
   app.get("/healthz", (c) => c.json({ ok: true }));
   registerClick(app);
+  registerLead(app);
   registerSale(app);
   registerDocs(app);
   return app;

@@ -1,6 +1,7 @@
 import { neonConfig } from "@neondatabase/serverless";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createProgram, type ProgramFixture, postJson } from "./harness.ts";
+import { bearer, leadPath, recordClick } from "./lead-helpers.ts";
 
 /**
  * Counts the database driver's HTTP round trips (DESIGN.md section 2 budget). The worker runs in this
@@ -53,5 +54,36 @@ describe("database round trips per request", () => {
 
   it("click: 0 when the body is invalid", async () => {
     expect(await roundTripsOf(() => postJson("/api/v1/track/click", { affiliate_url: "nope" }))).toBe(0);
+  });
+
+  it("lead: at most 2 (1 read + 1 write) when recorded, 1 when refused, 0 for an invalid body", async () => {
+    const lead = await createProgram();
+    const clickId = await recordClick(lead.links[0]);
+    const cases: Array<[string, () => Promise<Awaited<ReturnType<typeof postJson>>>, number, number]> = [
+      ["provisional", () => postJson(leadPath, { click_id: clickId, customer_key: "rt-1" }), 200, 2],
+      [
+        "settled",
+        () => postJson(leadPath, { click_id: clickId, customer_key: "rt-1" }, bearer(lead.apiKey)),
+        200,
+        2,
+      ],
+      ["status refusal", () => postJson(leadPath, { click_id: clickId }, bearer(lead.apiKey)), 400, 1],
+      [
+        "test lead",
+        () => postJson(leadPath, { additional_data: { test_mode: true } }, bearer(lead.apiKey)),
+        200,
+        2,
+      ],
+      ["unknown key", () => postJson(leadPath, { click_id: clickId }, bearer("sk_live_nope")), 401, 1],
+      ["rule 1", () => postJson(leadPath, {}), 400, 0],
+      ["invalid body", () => postJson(leadPath, { click_id: 5 }), 400, 0],
+    ];
+    for (const [name, send, status, expected] of cases) {
+      let response: Awaited<ReturnType<typeof postJson>> | undefined;
+      const trips = await roundTripsOf(async () => {
+        response = await send();
+      });
+      expect({ name, status: response?.status, trips }).toEqual({ name, status, trips: expected });
+    }
   });
 });

@@ -1,0 +1,130 @@
+import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import { sha256Hex } from "../../../../lib/auth/api-keys.ts";
+import { parseBearer } from "../../../../lib/auth/bearer.ts";
+import { keyRotationNotice } from "../../../../lib/auth/rotation-notice.ts";
+import { withConflictRetry } from "../../../../lib/db/errors.ts";
+import {
+  okResponse,
+  platformErrorResponse,
+  rateLimitedResponse,
+} from "../../../../lib/errors/openapi-responses.ts";
+import type { AppEnv } from "../../../../lib/http/app-env.ts";
+import { browserCors } from "../../../../lib/http/cors.ts";
+import { errorPolicy } from "../../../../lib/http/dependencies.ts";
+import { rateLimit } from "../../../../lib/ratelimit/middleware.ts";
+import { rateLimits } from "../../../../lib/ratelimit/policies.ts";
+import { storedEmail } from "../../../../lib/tracking/email.ts";
+import {
+  decideLead,
+  type LeadIntent,
+  precheckLead,
+  testLeadBody,
+} from "../../../../lib/tracking/lead/decide-lead.ts";
+import {
+  LeadRequestSchema,
+  type LeadResponse,
+  LeadResponseSchema,
+} from "../../../../lib/tracking/lead/lead-request.ts";
+import {
+  leadConflictConstraints,
+  readLeadFacts,
+  writeLead,
+} from "../../../../lib/tracking/lead/lead-store.ts";
+
+const RetiredKey = z
+  .object({
+    error: z.object({
+      code: z.literal("api_key_rotation_required"),
+      message: z.string(),
+      hint: z.string(),
+      docs_url: z.string(),
+    }),
+  })
+  .openapi("RetiredKeyError");
+
+const PlatformError = platformErrorResponse("").content["application/json"].schema;
+
+export const leadRoute = createRoute({
+  method: "post",
+  path: "/api/v1/track/lead",
+  tags: ["Tracking"],
+  summary: "Record a lead (signup) and link the customer to the click",
+  description:
+    "Rate limit 30 per minute per IP. Server mode with `Authorization: Bearer <API_KEY>`: the lead settles " +
+    "and the customer must belong to the key's program. Browser mode (no Authorization header, or an empty " +
+    "Bearer): `click_id` is required; under the program's `server_required` policy (the default) the lead " +
+    "is stored as provisional until the server confirms it. `additional_data.test_mode` records a test lead.",
+  request: { body: { required: true, content: { "application/json": { schema: LeadRequestSchema } } } },
+  responses: {
+    200: okResponse("Lead recorded (settled, provisional, or test)", LeadResponseSchema),
+    400: platformErrorResponse(
+      "Invalid request, no customer found, customer of another program, or a customer whose status " +
+        "cannot become lead",
+    ),
+    401: {
+      description:
+        "Malformed Authorization header or unknown API token (platform envelope), or a key retired after " +
+        "its rotation deadline (typed envelope, `api_key_rotation_required`)",
+      content: { "application/json": { schema: z.union([PlatformError, RetiredKey]) } },
+    },
+    403: platformErrorResponse(
+      "Test mode with a Bearer key and another program's `additional_data.program_id`",
+    ),
+    429: rateLimitedResponse,
+    500: platformErrorResponse("Lead tracking failed"),
+  },
+});
+
+/** Empty strings count as absent: a tracker without a cookie may send `""`. */
+const present = (value: string | null | undefined): string | null =>
+  value === undefined || value === null || value.trim() === "" ? null : value;
+
+export function registerLead(app: OpenAPIHono<AppEnv>): void {
+  app.use(
+    leadRoute.path,
+    errorPolicy("Lead tracking failed"),
+    browserCors("POST"),
+    rateLimit(rateLimits.lead),
+    keyRotationNotice,
+  );
+  app.openapi(leadRoute, async (c) => {
+    const body = c.req.valid("json");
+    const { db, clock, config } = c.get("deps");
+    const header = parseBearer(c.req.header("Authorization"));
+    const email = present(body.email);
+    const intent: LeadIntent = {
+      header,
+      clickId: present(body.click_id),
+      customerKey: present(body.customer_key),
+      email: email === null ? null : await storedEmail(email),
+      requestedProgramId: body.program_id ?? null,
+      eventProgramId: body.additional_data?.program_id ?? null,
+      testMode: body.additional_data?.test_mode === true,
+      eventName: present(body.additional_data?.event_name),
+      now: clock.now(),
+      docsUrl: config.docsUrl,
+    };
+    const early = precheckLead(intent);
+    if (early) throw early;
+    const keyHash = header.kind === "token" ? await sha256Hex(header.token) : null;
+
+    const response: LeadResponse = await withConflictRetry(
+      async () => {
+        const facts = await readLeadFacts(db, {
+          keyHash,
+          clickId: intent.clickId,
+          customerKey: intent.customerKey,
+          explicitProgramId: intent.eventProgramId ?? intent.requestedProgramId,
+        });
+        const decision = decideLead(intent, facts);
+        c.set("keyRotation", decision.rotation ?? undefined);
+        if (decision.allowedOrigins) c.set("corsAllowedOrigins", decision.allowedOrigins);
+        if (decision.outcome === "refused") throw decision.error;
+        const { leadEventId } = await writeLead(db, decision.write);
+        return decision.outcome === "test" ? testLeadBody(leadEventId, decision.programId) : decision.body;
+      },
+      { retryOnConstraints: leadConflictConstraints },
+    );
+    return c.json(response, 200);
+  });
+}

@@ -1,0 +1,1 @@
+CREATE INDEX "affiliate_lead_events_open_provisional_idx" ON "affiliate_lead_events" USING btree ("program_id","click_id") WHERE "affiliate_lead_events"."provisional" and "affiliate_lead_events"."settled_at" is null;
