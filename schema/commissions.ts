@@ -79,6 +79,8 @@ export const refunds = pgTable(
     commissionId: bigint("commission_id", { mode: "number" }).references(() => commissions.id),
     idempotencyKey: text("idempotency_key").notNull(),
     refundId: text("refund_id"),
+    /** The amount the caller asked for (null: everything left); `amount_cents` is what was applied. */
+    requestedCents: bigint("requested_cents", { mode: "number" }),
     amountCents: bigint("amount_cents", { mode: "number" }).notNull(),
     refundedTotalCents: bigint("refunded_total_cents", { mode: "number" }).notNull(),
     deductionCents: bigint("deduction_cents", { mode: "number" }).notNull().default(0),

@@ -9,6 +9,7 @@ import { firstIssueMessage } from "../../lib/validation/first-issue.ts";
 import { registerDocs } from "./routes/docs.ts";
 import { registerClick } from "./routes/track/click.ts";
 import { registerLead } from "./routes/track/lead.ts";
+import { registerRefund } from "./routes/track/refund.ts";
 import { registerSale } from "./routes/track/sale.ts";
 
 /** The API worker's Hono app: cross-cutting middleware, then one registration per endpoint. */
@@ -26,6 +27,7 @@ export function createApp(): OpenAPIHono<AppEnv> {
   registerClick(app);
   registerLead(app);
   registerSale(app);
+  registerRefund(app);
   registerDocs(app);
   return app;
 }

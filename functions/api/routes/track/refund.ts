@@ -1,0 +1,158 @@
+import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import { sha256Hex } from "../../../../lib/auth/api-keys.ts";
+import { parseBearer } from "../../../../lib/auth/bearer.ts";
+import { evaluateApiKey, refundKeyMessages } from "../../../../lib/auth/program-key.ts";
+import { requireBearer } from "../../../../lib/auth/require-bearer.ts";
+import { keyRotationNotice } from "../../../../lib/auth/rotation-notice.ts";
+import { withConflictRetry } from "../../../../lib/db/errors.ts";
+import { badRequest, platformError } from "../../../../lib/errors/api-error.ts";
+import {
+  okResponse,
+  platformErrorResponse,
+  rateLimitedResponse,
+} from "../../../../lib/errors/openapi-responses.ts";
+import type { AppEnv } from "../../../../lib/http/app-env.ts";
+import { errorPolicy } from "../../../../lib/http/dependencies.ts";
+import { publishAfterResponse } from "../../../../lib/notifications/publish.ts";
+import { rateLimit } from "../../../../lib/ratelimit/middleware.ts";
+import { rateLimits } from "../../../../lib/ratelimit/policies.ts";
+import { decideRefund } from "../../../../lib/refunds/decide-refund.ts";
+import { refundNotifications } from "../../../../lib/refunds/refund-notifications.ts";
+import { RefundRequestSchema, RefundResponseSchema } from "../../../../lib/refunds/refund-request.ts";
+import { readRefundFacts, writeRefund } from "../../../../lib/refunds/refund-store.ts";
+import { firstIssueMessage } from "../../../../lib/validation/first-issue.ts";
+
+export const refundRoute = createRoute({
+  method: "post",
+  path: "/api/v1/track/refund",
+  tags: ["Tracking"],
+  summary: "Reverse or reduce the commission of a tracked sale",
+  description:
+    "Server-side, Bearer program API key; only sales of the key's program. One call per refund. A test API key " +
+    "answers `{success: true, test: true}` before the body is checked. Rate limit 120 per minute per key, shared " +
+    "with sale. A 500 can be retried with the same `refund_id`.",
+  security: [{ bearerAuth: [] }],
+  request: { body: { required: true, content: { "application/json": { schema: RefundRequestSchema } } } },
+  responses: {
+    200: okResponse("Refund applied, skipped, no commission, or test key", RefundResponseSchema),
+    400: platformErrorResponse("Invalid request (`invalid_request`)"),
+    401: platformErrorResponse("Missing, malformed, empty, unknown or retired API key (`unauthorized`)"),
+    404: platformErrorResponse("Sale not found for transaction_id (`not_found`)"),
+    429: rateLimitedResponse,
+    500: platformErrorResponse("Refund tracking failed (`internal_error`)"),
+  },
+});
+
+const refundUniqueConstraint = "refunds_sale_idempotency_unique";
+
+export function registerRefund(app: OpenAPIHono<AppEnv>): void {
+  // Registered for the OpenAPI document only: the body is validated in the handler, after the key.
+  app.openAPIRegistry.registerPath(refundRoute);
+  app.use(
+    refundRoute.path,
+    errorPolicy("Refund tracking failed", true),
+    rateLimit(rateLimits.saleAndRefund),
+    keyRotationNotice,
+    requireBearer(refundKeyMessages),
+  );
+  app.post(refundRoute.path, handleRefund);
+}
+
+async function readJson(c: Context<AppEnv>): Promise<{ ok: true; value: unknown } | { ok: false }> {
+  try {
+    return { ok: true, value: JSON.parse(await c.req.text()) };
+  } catch {
+    return { ok: false };
+  }
+}
+
+async function handleRefund(c: Context<AppEnv>) {
+  const { db, clock, config } = c.get("deps");
+  const header = parseBearer(c.req.header("Authorization"));
+  const keyHash = header.kind === "token" ? await sha256Hex(header.token) : "";
+  const raw = await readJson(c);
+  const rawTransactionId =
+    raw.ok && raw.value && typeof raw.value === "object"
+      ? (raw.value as { transaction_id?: unknown }).transaction_id
+      : null;
+  const now = clock.now();
+
+  const result = await withConflictRetry(
+    async () => {
+      const read = await readRefundFacts(
+        db,
+        keyHash,
+        typeof rawTransactionId === "string" ? rawTransactionId.trim() : null,
+      );
+      const verdict = evaluateApiKey(header, read.key, now, refundKeyMessages, config.docsUrl);
+      if (!verdict.ok) throw verdict.error;
+      c.set("keyRotation", verdict.rotation ?? undefined);
+      if (verdict.isTest) return { body: { success: true as const, test: true as const } };
+
+      if (!raw.ok) throw badRequest("Malformed JSON in request body");
+      const parsed = RefundRequestSchema.safeParse(raw.value);
+      if (!parsed.success) throw badRequest(firstIssueMessage(parsed.error));
+      const input = parsed.data;
+      if (!read.facts || !read.parties) throw platformError(404, "Sale not found for transaction_id");
+
+      const amountCents = input.refund_amount_cents ?? null;
+      const decision = decideRefund(read.facts, {
+        amountCents,
+        refundId: input.refund_id ?? null,
+        reason: input.reason ?? "refund",
+        refundReason: input.refund_reason ?? null,
+      });
+      if (decision.outcome === "skipped") {
+        return {
+          body: {
+            success: true as const,
+            status: "skipped" as const,
+            reason: decision.reason,
+            commission_id: decision.commissionId,
+          },
+        };
+      }
+      const { refundRowId } = await writeRefund(db, decision.write, amountCents || null, now);
+      if (decision.outcome === "no_commission") {
+        return {
+          body: {
+            success: true as const,
+            status: "no_commission" as const,
+            message: "Refund recorded; this sale has no commission.",
+          },
+        };
+      }
+      const parties = read.parties;
+      const commission = read.facts.commission;
+      const notifications =
+        parties.partnerId !== null && commission
+          ? refundNotifications({
+              refundRowId,
+              programId: parties.programId,
+              partnerId: parties.partnerId,
+              advertiserId: parties.advertiserId,
+              commissionId: decision.commissionId,
+              status: decision.status,
+              deductionCents: decision.deductionCents,
+              currency: read.facts.sale.currency,
+              reason: decision.write.recordedReason,
+              paidOut: commission.paidOut,
+            })
+          : [];
+      return {
+        body: {
+          success: true as const,
+          status: decision.status,
+          deductionAmount: decision.deductionCents,
+          commission_id: decision.commissionId,
+        },
+        notifications,
+      };
+    },
+    { retryOnConstraints: [refundUniqueConstraint] },
+  );
+  const response = c.json(result.body, 200);
+  if ("notifications" in result && result.notifications) publishAfterResponse(c, result.notifications);
+  return response;
+}

@@ -1,0 +1,33 @@
+import type { Context } from "hono";
+import type { AppEnv } from "../http/app-env.ts";
+import type { NotificationMessage } from "./message.ts";
+
+/**
+ * Sends notifications through the queue after the response: `waitUntil` keeps the send alive past the
+ * response and its outcome can never change it. A failed send is retried twice, then logged.
+ */
+export function publishAfterResponse(c: Context<AppEnv>, messages: NotificationMessage[]): void {
+  const queue = c.env.NOTIFICATIONS;
+  if (messages.length === 0) return;
+  if (!queue) {
+    console.error(
+      JSON.stringify({ level: "error", msg: "no NOTIFICATIONS queue bound; notifications dropped" }),
+    );
+    return;
+  }
+  const send = async () => {
+    for (let attempt = 1; attempt <= 3; attempt++) {
+      try {
+        await queue.sendBatch(messages.map((body) => ({ body, contentType: "json" as const })));
+        return;
+      } catch (error) {
+        if (attempt === 3) {
+          console.error(
+            JSON.stringify({ level: "error", msg: "notification send failed", error: String(error) }),
+          );
+        }
+      }
+    }
+  };
+  c.executionCtx.waitUntil(send());
+}

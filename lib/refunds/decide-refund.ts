@@ -1,0 +1,157 @@
+import type { CommissionStatus } from "../../schema/commissions.ts";
+import { divideRoundHalfUp } from "../money.ts";
+
+/** The sale being refunded, its commission and the refunds already applied (one read round trip). */
+export interface RefundFacts {
+  sale: { id: number; amountCents: number; refundedCents: number; currency: string };
+  commission: {
+    id: number;
+    amountCents: number;
+    deductedCents: number;
+    status: CommissionStatus;
+    credited: boolean;
+    paidOut: boolean;
+    version: number;
+    isTest: boolean;
+  } | null;
+  appliedRefunds: ReadonlyArray<{ idempotencyKey: string; amountCents: number }>;
+}
+
+export interface RefundIntent {
+  /** This refund's amount; null (omitted) or 0 refunds everything left. */
+  amountCents: number | null;
+  refundId: string | null;
+  reason: "refund" | "chargeback";
+  refundReason: string | null;
+}
+
+export type RefundDecision =
+  | { outcome: "skipped"; reason: string; commissionId: number | null }
+  | { outcome: "no_commission"; write: RefundWrite }
+  | {
+      outcome: "applied";
+      status: "refunded" | "reversed";
+      /** Minor units of the commission's currency: the share reduced by this call. */
+      deductionCents: number;
+      commissionId: number;
+      write: RefundWrite;
+    };
+
+/** What the write batch applies, all guarded on the state read. */
+export interface RefundWrite {
+  saleId: number;
+  expectedRefundedCents: number;
+  newRefundedCents: number;
+  appliedCents: number;
+  idempotencyKey: string;
+  refundId: string | null;
+  reason: "refund" | "chargeback";
+  /** `refund_reason`, or the reason code when it is absent or empty. */
+  recordedReason: string;
+  commission: {
+    id: number;
+    expectedVersion: number;
+    status: "refunded" | "reversed";
+    newDeductedCents: number;
+    /** Taken from the partner balance in the same transaction (0 unless the commission was credited). */
+    balanceDeductionCents: number;
+    /** A paid-out commission is flagged for the advertiser's manual review. */
+    flagForReview: boolean;
+  } | null;
+}
+
+/**
+ * Refunds without a `refund_id` are keyed by their amount: the same amount twice for one sale is a retry.
+ * A full refund (amount omitted or 0) is keyed as such; it can apply only once anyway.
+ */
+export function idempotencyKeyFor(intent: RefundIntent): string {
+  if (intent.amountCents === null || intent.amountCents === 0) return "full";
+  return intent.refundId !== null ? `id:${intent.refundId}` : `amount:${intent.amountCents}`;
+}
+
+/**
+ * The commission state table (spec section 3). The cumulative refunded amount, capped at the sale amount,
+ * decides the target: the commission's total reduction is always `round_half_up(commission * refunded /
+ * sale)` (all of it once fully refunded), and each call deducts the difference from what was already
+ * deducted, so partial refunds never drift by rounding.
+ */
+export function decideRefund(facts: RefundFacts, intent: RefundIntent): RefundDecision {
+  const { sale, commission } = facts;
+  const key = idempotencyKeyFor(intent);
+  const commissionId = commission?.id ?? null;
+  const full = intent.amountCents === null || intent.amountCents === 0;
+
+  if (commission?.status === "reversed")
+    return { outcome: "skipped", reason: "already reversed", commissionId };
+  const repeated = facts.appliedRefunds.some(
+    (applied) =>
+      applied.idempotencyKey === key ||
+      (intent.refundId === null && !full && applied.amountCents === intent.amountCents),
+  );
+  if (repeated) {
+    return {
+      outcome: "skipped",
+      reason:
+        intent.refundId !== null && !full
+          ? "refund_id already applied"
+          : "duplicate refund (same amount) ignored",
+      commissionId,
+    };
+  }
+  if (commission?.status === "reversed")
+    return { outcome: "skipped", reason: "already reversed", commissionId };
+
+  const remaining = sale.amountCents - sale.refundedCents;
+  const appliedCents = full ? remaining : Math.min(intent.amountCents as number, remaining);
+  const newRefundedCents = sale.refundedCents + appliedCents;
+  const base: RefundWrite = {
+    saleId: sale.id,
+    expectedRefundedCents: sale.refundedCents,
+    newRefundedCents,
+    appliedCents,
+    idempotencyKey: key,
+    refundId: full ? null : intent.refundId,
+    reason: intent.reason,
+    recordedReason: intent.refundReason?.trim() || intent.reason,
+    commission: null,
+  };
+  if (!commission || commission.isTest) {
+    if (appliedCents === 0)
+      return { outcome: "skipped", reason: "sale already fully refunded", commissionId };
+    return { outcome: "no_commission", write: base };
+  }
+
+  const fullyRefunded = newRefundedCents >= sale.amountCents;
+  const target = fullyRefunded
+    ? commission.amountCents
+    : Number(
+        divideRoundHalfUp(
+          BigInt(commission.amountCents) * BigInt(newRefundedCents),
+          BigInt(sale.amountCents),
+        ),
+      );
+  const share = Math.max(0, target - commission.deductedCents);
+  // A pending commission is cancelled whole on any refund: nothing was credited, so nothing is taken.
+  const newDeductedCents =
+    commission.status === "pending" ? commission.amountCents : Math.max(target, commission.deductedCents);
+  const status = fullyRefunded ? "reversed" : "refunded";
+  const deductionCents =
+    commission.status === "pending" ? share : newDeductedCents - commission.deductedCents;
+  return {
+    outcome: "applied",
+    status,
+    deductionCents,
+    commissionId: commission.id,
+    write: {
+      ...base,
+      commission: {
+        id: commission.id,
+        expectedVersion: commission.version,
+        status,
+        newDeductedCents,
+        balanceDeductionCents: commission.credited ? newDeductedCents - commission.deductedCents : 0,
+        flagForReview: commission.paidOut,
+      },
+    },
+  };
+}

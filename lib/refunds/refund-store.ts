@@ -1,0 +1,168 @@
+import { type SQL, sql } from "drizzle-orm";
+import type { CommissionStatus } from "../../schema/commissions.ts";
+import { type ApiKeyRecord, apiKeyRecordFromRow, apiKeyRecordQuery } from "../auth/program-key.ts";
+import type { Database } from "../db/client.ts";
+import type { RefundFacts, RefundWrite } from "./decide-refund.ts";
+
+export interface RefundRead {
+  key: ApiKeyRecord | null;
+  facts: RefundFacts | null;
+  /** For notifications: who to tell. */
+  parties: { programId: number; partnerId: number | null; advertiserId: number } | null;
+}
+
+/** The key, and the sale (of the key's program only) with its commission and applied refunds: one round trip. */
+export async function readRefundFacts(
+  db: Database,
+  keyHash: string,
+  transactionId: string | null,
+): Promise<RefundRead> {
+  const [keyRows, saleRows] = await db.batch([
+    db.execute(apiKeyRecordQuery(keyHash)),
+    db.execute(sql`
+      select s.id, s.amount_cents, s.refunded_cents, s.currency, s.program_id, p.advertiser_id,
+             (select row_to_json(c) from (
+                select id, amount_cents, deducted_cents, status, credited_at is not null as credited,
+                       paid_out_at is not null or status = 'paid' as paid_out, version, is_test, partner_id
+                from commissions where sale_id = s.id) c) as commission,
+             coalesce((select json_agg(json_build_object('key', r.idempotency_key, 'amount', r.requested_cents))
+                       from refunds r where r.sale_id = s.id), '[]'::json) as refunds
+      from affiliate_sale_events s
+      join programs p on p.id = s.program_id
+      where s.processor_event_id = ${transactionId}::text
+        and s.program_id = (select program_id from program_api_keys where key_hash = ${keyHash} and revoked_at is null)`),
+  ]);
+  const key = apiKeyRecordFromRow(keyRows.rows[0] as Parameters<typeof apiKeyRecordFromRow>[0]);
+  const row = saleRows.rows[0];
+  if (!row) return { key, facts: null, parties: null };
+  const c = row.commission as {
+    id: number;
+    amount_cents: number;
+    deducted_cents: number;
+    status: CommissionStatus;
+    credited: boolean;
+    paid_out: boolean;
+    version: number;
+    is_test: boolean;
+    partner_id: number;
+  } | null;
+  return {
+    key,
+    facts: {
+      sale: {
+        id: Number(row.id),
+        amountCents: Number(row.amount_cents),
+        refundedCents: Number(row.refunded_cents),
+        currency: String(row.currency),
+      },
+      commission: c && {
+        id: Number(c.id),
+        amountCents: Number(c.amount_cents),
+        deductedCents: Number(c.deducted_cents),
+        status: c.status,
+        credited: c.credited,
+        paidOut: c.paid_out,
+        version: Number(c.version),
+        isTest: c.is_test,
+      },
+      appliedRefunds: (row.refunds as Array<{ key: string; amount: number | null }>).map((r) => ({
+        idempotencyKey: r.key,
+        amountCents: Number(r.amount),
+      })),
+    },
+    parties: {
+      programId: Number(row.program_id),
+      partnerId: c ? Number(c.partner_id) : null,
+      advertiserId: Number(row.advertiser_id),
+    },
+  };
+}
+
+/**
+ * Applies a decided refund in ONE transaction: the sale's cumulative refunded amount and the commission
+ * change are guarded on the state that was read (a concurrent refund makes the batch abort and the request
+ * re-decide), the refund row is unique per sale and idempotency key, and the balance deduction, its ledger
+ * row and the fitting of open withdrawals happen in the same transaction as the status change.
+ */
+export async function writeRefund(
+  db: Database,
+  w: RefundWrite,
+  requestedCents: number | null,
+  now: Date,
+): Promise<{ refundRowId: number }> {
+  const at = now.toISOString();
+  const refundRow = sql`(select id from refunds where sale_id = ${w.saleId}::bigint and idempotency_key = ${w.idempotencyKey})`;
+  const statements: SQL[] = [
+    sql`
+      with updated as (
+        update affiliate_sale_events set refunded_cents = ${w.newRefundedCents}::bigint
+        where id = ${w.saleId}::bigint and refunded_cents = ${w.expectedRefundedCents}::bigint
+        returning id)
+      select guard(exists (select 1 from updated), 'sale refunded meanwhile')`,
+    sql`
+      insert into refunds (sale_id, commission_id, idempotency_key, refund_id, requested_cents, amount_cents,
+                           refunded_total_cents, deduction_cents, reason, refund_reason, created_at)
+      values (${w.saleId}::bigint, ${w.commission?.id ?? null}::bigint, ${w.idempotencyKey}, ${w.refundId}::text,
+              ${requestedCents}::bigint, ${w.appliedCents}::bigint, ${w.newRefundedCents}::bigint,
+              ${w.commission?.balanceDeductionCents ?? 0}::bigint, ${w.reason}, ${w.recordedReason},
+              ${at}::timestamptz)`,
+  ];
+  const c = w.commission;
+  if (c) {
+    statements.push(sql`
+      with updated as (
+        update commissions
+        set status = ${c.status}, deducted_cents = ${c.newDeductedCents}::bigint, refund_reason = ${w.recordedReason},
+            needs_manual_review = needs_manual_review or ${c.flagForReview}::boolean,
+            version = version + 1, updated_at = ${at}::timestamptz
+        where id = ${c.id}::bigint and version = ${c.expectedVersion}::int
+        returning id)
+      select guard(exists (select 1 from updated), 'commission changed meanwhile')`);
+    if (c.balanceDeductionCents > 0)
+      statements.push(...deductFromBalance(c.id, c.balanceDeductionCents, refundRow, at));
+  }
+  statements.push(sql`select ${refundRow} as refund_id`);
+  const results = await db.batch(statements.map((s) => db.execute(s)) as [ReturnType<Database["execute"]>]);
+  return { refundRowId: Number(results[results.length - 1]?.rows[0]?.refund_id) };
+}
+
+/**
+ * The deduction: a ledger row tied to the commission and the refund, the balance moved by the same amount
+ * (it may go negative), then open withdrawals reduced, oldest kept first, so together they fit the balance.
+ */
+function deductFromBalance(commissionId: number, cents: number, refundRow: SQL, at: string): SQL[] {
+  const owner = sql`select program_id, partner_id, currency from commissions where id = ${commissionId}::bigint`;
+  return [
+    sql`
+      insert into balance_ledger (program_id, partner_id, currency, amount_cents, cause, commission_id, refund_id, created_at)
+      select program_id, partner_id, currency, ${-cents}::bigint, 'refund_deduction', ${commissionId}::bigint,
+             ${refundRow}, ${at}::timestamptz
+      from (${owner}) o`,
+    sql`
+      insert into partner_balances (program_id, partner_id, currency, balance_cents, updated_at)
+      select program_id, partner_id, currency, ${-cents}::bigint, ${at}::timestamptz from (${owner}) o
+      on conflict (program_id, partner_id, currency) do update
+        set balance_cents = partner_balances.balance_cents + excluded.balance_cents, updated_at = excluded.updated_at`,
+    sql`
+      with owner as (${owner}),
+      balance as (
+        select greatest(b.balance_cents, 0) as available
+        from partner_balances b, owner o
+        where b.program_id = o.program_id and b.partner_id = o.partner_id and b.currency = o.currency),
+      open as (
+        select w.id, w.amount_cents,
+               sum(w.amount_cents) over (order by w.created_at, w.id) - w.amount_cents as before
+        from withdrawals w, owner o
+        where w.program_id = o.program_id and w.partner_id = o.partner_id and w.currency = o.currency
+          and w.status = 'open'),
+      fitted as (
+        select open.id, least(open.amount_cents, greatest(0, balance.available - open.before)) as amount
+        from open, balance)
+      update withdrawals w
+      set amount_cents = fitted.amount,
+          status = case when fitted.amount = 0 then 'cancelled' else w.status end,
+          updated_at = ${at}::timestamptz
+      from fitted
+      where w.id = fitted.id and fitted.amount <> w.amount_cents`,
+  ];
+}
