@@ -1,9 +1,22 @@
 import type { Clock } from "./clock.ts";
+import { approveDueCommissions } from "./commissions/approve-due-commissions.ts";
 import { repairMissingCommissions } from "./commissions/repair-missing-commissions.ts";
 import type { Database } from "./db/client.ts";
 
-/** What the cron trigger runs: each job is idempotent and safe to run concurrently with itself. */
-export async function runScheduledJobs(db: Database, clock: Clock): Promise<Record<string, number>> {
+/**
+ * What the cron trigger runs. Each job is idempotent and safe to run concurrently with itself; the
+ * notifications they produce go through the queue like the request paths' ones.
+ */
+export async function runScheduledJobs(
+  db: Database,
+  clock: Clock,
+  notify: Queue<unknown> | undefined,
+): Promise<Record<string, number>> {
   const now = clock.now();
-  return { commissionsRepaired: await repairMissingCommissions(db, now) };
+  const commissionsRepaired = await repairMissingCommissions(db, now);
+  const approval = await approveDueCommissions(db, now);
+  if (notify && approval.notifications.length > 0) {
+    await notify.sendBatch(approval.notifications.map((body) => ({ body, contentType: "json" as const })));
+  }
+  return { commissionsRepaired, commissionsApproved: approval.approved };
 }

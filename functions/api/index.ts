@@ -11,10 +11,10 @@ const app = createApp();
 export default {
   fetch: app.fetch,
   /** After-response notifications (partner in-app, advertiser manual-review warnings). */
-  /** Cron: repair sales stored without their commission (and, later, approve ended holds). */
+  /** Cron: repair sales stored without their commission, approve commissions whose hold ended. */
   async scheduled(_controller, env, ctx) {
     ctx.waitUntil(
-      runScheduledJobs(databaseFor(readConfig(env)), systemClock).then((counts) =>
+      runScheduledJobs(databaseFor(readConfig(env)), systemClock, env.NOTIFICATIONS).then((counts) =>
         console.log(JSON.stringify({ level: "info", msg: "scheduled jobs done", ...counts })),
       ),
     );

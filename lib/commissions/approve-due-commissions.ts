@@ -1,0 +1,76 @@
+import { sql } from "drizzle-orm";
+import type { Database } from "../db/client.ts";
+import { isGuardFailure, isUniqueViolation } from "../db/errors.ts";
+import type { NotificationMessage } from "../notifications/message.ts";
+import { creditCommissionStatements } from "./credit.ts";
+
+interface DueRow extends Record<string, unknown> {
+  id: string;
+  program_id: number;
+  partner_id: number;
+  amount_cents: string;
+  currency: string;
+  version: number;
+}
+
+/**
+ * Approves `pending` commissions whose hold period has ended and credits each to its partner, exactly
+ * once: the status change is guarded on the version that was read, and the credit's ledger row is unique
+ * per commission, so two runs at the same time (or a retried run) cannot credit twice. Returns the
+ * partner notifications to send.
+ */
+export async function approveDueCommissions(
+  db: Database,
+  now: Date,
+  limit = 200,
+): Promise<{ approved: number; notifications: NotificationMessage[] }> {
+  const at = now.toISOString();
+  const due = await db.execute<DueRow>(sql`
+    select id, program_id, partner_id, amount_cents, currency, version
+    from commissions
+    where status = 'pending' and hold_until <= ${at}::timestamptz and not is_test
+    order by hold_until, id
+    limit ${limit}`);
+  const notifications: NotificationMessage[] = [];
+  for (const row of due.rows) {
+    const statements = [
+      sql`
+        with approved as (
+          update commissions
+          set status = 'approved', approved_at = ${at}::timestamptz, version = version + 1, updated_at = ${at}::timestamptz
+          where id = ${row.id}::bigint and status = 'pending' and version = ${row.version}::int
+          returning id)
+        select guard(exists (select 1 from approved), 'commission changed meanwhile')`,
+      ...creditCommissionStatements(sql`${row.id}::bigint`, now),
+    ];
+    try {
+      await db.batch(statements.map((s) => db.execute(s)) as [ReturnType<Database["execute"]>]);
+    } catch (error) {
+      // Another run approved it, or a refund changed it meanwhile: nothing to do for this one.
+      if (isGuardFailure(error) || isUniqueViolation(error, "balance_ledger_commission_credit_once"))
+        continue;
+      console.error(
+        JSON.stringify({
+          level: "error",
+          msg: "commission approval failed",
+          commission_id: row.id,
+          error: String(error),
+        }),
+      );
+      continue;
+    }
+    notifications.push({
+      recipient_type: "partner",
+      recipient_id: row.partner_id,
+      program_id: row.program_id,
+      kind: "commission_approved",
+      payload: {
+        commission_id: Number(row.id),
+        amount_cents: Number(row.amount_cents),
+        currency: row.currency,
+      },
+      dedupe_key: `commission:${row.id}:approved`,
+    });
+  }
+  return { approved: notifications.length, notifications };
+}
