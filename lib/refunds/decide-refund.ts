@@ -98,9 +98,6 @@ export function decideRefund(facts: RefundFacts, intent: RefundIntent): RefundDe
       commissionId,
     };
   }
-  if (commission?.status === "reversed")
-    return { outcome: "skipped", reason: "already reversed", commissionId };
-
   const remaining = sale.amountCents - sale.refundedCents;
   const appliedCents = full ? remaining : Math.min(intent.amountCents as number, remaining);
   const newRefundedCents = sale.refundedCents + appliedCents;
