@@ -25,6 +25,16 @@ export function isUniqueViolation(error: unknown, constraint?: string): boolean 
   return pg?.code === "23505" && (constraint === undefined || pg.constraint === constraint);
 }
 
+/**
+ * An error Postgres raised about the statements themselves (a constraint, a check, a trigger), as opposed
+ * to a transient one (no connection, serialization failure, resources, shutdown), which a retry may cure.
+ */
+export function isDeterministicDatabaseError(error: unknown): boolean {
+  const code = pgErrorOf(error)?.code;
+  if (!code || code.length !== 5) return false;
+  return !["08", "40", "53", "57", "58", "XX"].includes(code.slice(0, 2));
+}
+
 /** A `guard(...)` in a write batch found the state changed since it was read. */
 export function isGuardFailure(error: unknown): boolean {
   const pg = pgErrorOf(error);

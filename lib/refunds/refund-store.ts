@@ -97,8 +97,9 @@ export async function writeRefund(
       with updated as (
         update affiliate_sale_events set refunded_cents = ${w.newRefundedCents}::bigint
         where id = ${w.saleId}::bigint and refunded_cents = ${w.expectedRefundedCents}::bigint
+          and not needs_commission
         returning id)
-      select guard(exists (select 1 from updated), 'sale refunded meanwhile')`,
+      select guard(exists (select 1 from updated), 'sale refunded meanwhile, or awaiting its commission')`,
     sql`
       insert into refunds (sale_id, commission_id, idempotency_key, refund_id, requested_cents, amount_cents,
                            refunded_total_cents, deduction_cents, reason, refund_reason, created_at)

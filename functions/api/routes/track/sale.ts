@@ -4,7 +4,12 @@ import { parseBearer } from "../../../../lib/auth/bearer.ts";
 import { saleKeyMessages } from "../../../../lib/auth/program-key.ts";
 import { requireBearer } from "../../../../lib/auth/require-bearer.ts";
 import { keyRotationNotice } from "../../../../lib/auth/rotation-notice.ts";
-import { isGuardFailure, isUniqueViolation, withConflictRetry } from "../../../../lib/db/errors.ts";
+import {
+  isDeterministicDatabaseError,
+  isGuardFailure,
+  isUniqueViolation,
+  withConflictRetry,
+} from "../../../../lib/db/errors.ts";
 import { type ApiError, platformError } from "../../../../lib/errors/api-error.ts";
 import {
   okResponse,
@@ -96,11 +101,19 @@ export function registerSale(app: OpenAPIHono<AppEnv>): void {
             }
             throw duplicate(await existingSaleId(db, decision.sale.processorEventId));
           }
-          if (isGuardFailure(error) || !decision.commission) throw error;
-          // The commission part failed. Keep the spec's contract: the sale is stored (its transaction_id is
-          // consumed, a retry gives 409) and flagged, and the scheduled repair creates the commission later.
+          if (isGuardFailure(error) || !decision.commission || !isDeterministicDatabaseError(error))
+            throw error;
+          // The database refused the batch. If the sale and customer alone can be written, it was the
+          // commission part that failed: keep the spec's contract (the sale is stored, its transaction_id
+          // consumed, a retry gives 409), flag it, and the scheduled repair creates the commission later.
+          // Transient failures (network, serialization) are rethrown: `Sale tracking failed`, retryable.
           console.error(
-            JSON.stringify({ level: "error", msg: "commission write failed", error: String(error) }),
+            JSON.stringify({
+              level: "error",
+              msg: "commission write failed",
+              request_id: c.get("requestId"),
+              error: String(error),
+            }),
           );
           await writeSale(db, decision, now, { withCommission: false });
           throw platformError(500, "Failed to create commission");
