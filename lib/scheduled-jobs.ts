@@ -2,6 +2,7 @@ import type { Clock } from "./clock.ts";
 import { approveDueCommissions } from "./commissions/approve-due-commissions.ts";
 import { repairMissingCommissions } from "./commissions/repair-missing-commissions.ts";
 import type { Database } from "./db/client.ts";
+import { sendNotifications } from "./notifications/send-batch.ts";
 
 /**
  * What the cron trigger runs. Each job is idempotent and safe to run concurrently with itself; the
@@ -16,7 +17,13 @@ export async function runScheduledJobs(
   const commissionsRepaired = await repairMissingCommissions(db, now);
   const approval = await approveDueCommissions(db, now);
   if (notify && approval.notifications.length > 0) {
-    await notify.sendBatch(approval.notifications.map((body) => ({ body, contentType: "json" as const })));
+    try {
+      await sendNotifications(notify, approval.notifications);
+    } catch (error) {
+      console.error(
+        JSON.stringify({ level: "error", msg: "approval notifications not sent", error: String(error) }),
+      );
+    }
   }
   return { commissionsRepaired, commissionsApproved: approval.approved };
 }

@@ -10,7 +10,8 @@ export type BearerHeader =
   | { kind: "token"; token: string };
 
 export function parseBearer(header: string | undefined): BearerHeader {
-  if (header === undefined) return { kind: "absent" };
+  // An empty header value is what a client that "sends no token" often produces: treat it as absent.
+  if (header === undefined || header.trim() === "") return { kind: "absent" };
   const match = /^Bearer(?:\s+(.*))?$/i.exec(header.trim());
   if (!match) return { kind: "malformed" };
   const token = (match[1] ?? "").trim();

@@ -12,20 +12,47 @@ export class UpstashRateLimiter implements RateLimiter {
   private readonly limiters = new Map<string, Ratelimit>();
 
   constructor(options: { url: string; token: string; timeoutMs?: number }) {
-    this.redis = new Redis({ url: options.url, token: options.token, enableTelemetry: false });
+    // One quick retry at most: the limiter must answer within its timeout or step aside.
+    this.redis = new Redis({
+      url: options.url,
+      token: options.token,
+      enableTelemetry: false,
+      retry: { retries: 1, backoff: () => 50 },
+    });
     this.timeoutMs = options.timeoutMs ?? 1000;
   }
 
   private readonly timeoutMs: number;
 
   async check(policy: RateLimitPolicy, key: string): Promise<RateLimitResult> {
-    const response = await this.limiterFor(policy).limit(key);
-    return {
-      allowed: response.success,
-      limit: response.limit,
-      remaining: Math.max(0, response.remaining),
-      resetAt: Math.ceil(response.reset / 1000),
-    };
+    try {
+      const response = await this.limiterFor(policy).limit(key);
+      if (response.reason !== "timeout") {
+        return {
+          allowed: response.success,
+          limit: response.limit,
+          remaining: Math.max(0, response.remaining),
+          resetAt: Math.ceil(response.reset / 1000),
+        };
+      }
+      console.error(
+        JSON.stringify({
+          level: "warn",
+          msg: "rate limiter timed out; request let through",
+          policy: policy.name,
+        }),
+      );
+    } catch (error) {
+      console.error(
+        JSON.stringify({
+          level: "warn",
+          msg: "rate limiter failed; request let through",
+          policy: policy.name,
+          error: String(error),
+        }),
+      );
+    }
+    return letThrough(policy);
   }
 
   private limiterFor(policy: RateLimitPolicy): Ratelimit {
@@ -43,4 +70,16 @@ export class UpstashRateLimiter implements RateLimiter {
     }
     return limiter;
   }
+}
+
+/** The answer while Redis is unavailable: allowed, with the policy's own figures for the headers. */
+function letThrough(policy: RateLimitPolicy): RateLimitResult {
+  const windowMs = policy.windowSeconds * 1000;
+  const windowEnd = (Math.floor(Date.now() / windowMs) + 1) * windowMs;
+  return {
+    allowed: true,
+    limit: policy.limit,
+    remaining: policy.limit,
+    resetAt: Math.ceil(windowEnd / 1000),
+  };
 }

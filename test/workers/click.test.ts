@@ -278,3 +278,36 @@ describe("first click", () => {
     }
   });
 });
+
+describe("click with keys in test mode", () => {
+  it("checks the key's program before whether additional_data.program_id exists (403 first)", async () => {
+    const p = await createProgram();
+    const response = await postJson(
+      clickPath,
+      {
+        affiliate_url: `https://shop.example/?aff=${p.links[0]}`,
+        additional_data: { test_mode: true, program_id: 2_000_000_000 },
+      },
+      { Authorization: `Bearer ${p.apiKey}` },
+    );
+    expect(response.status).toBe(403);
+    expect(response.body).toEqual(platform(403, "ForbiddenError", "program_id does not match the API key"));
+  });
+
+  it("ignores a key past its rotation deadline, like an unknown key (click has no 401)", async () => {
+    const p = await createProgram();
+    const other = await createProgram();
+    await db.execute(
+      sql`update program_api_keys set rotate_by = now() - interval '1 minute', rotation_marked_at = now() - interval '1 day' where program_id = ${other.programId}`,
+    );
+    const response = await postJson(
+      clickPath,
+      {
+        affiliate_url: `https://shop.example/?aff=${p.links[0]}`,
+        additional_data: { test_mode: true, program_id: p.programId },
+      },
+      { Authorization: `Bearer ${other.apiKey}` },
+    );
+    expect(response.status).toBe(200);
+  });
+});

@@ -20,3 +20,31 @@ describe("rate limit, in-memory limiter", () => {
     expect(other.headers.get("X-RateLimit-Remaining")).toBe("59");
   });
 });
+
+describe("rate limit, limiter outage", () => {
+  it("lets requests through with the policy's headers when Upstash cannot be reached", async () => {
+    const { createExecutionContext, waitOnExecutionContext } = await import("cloudflare:test");
+    const { env } = await import("cloudflare:workers");
+    const worker = (await import("../../functions/api/index.ts")).default;
+    const unreachable = {
+      ...env,
+      UPSTASH_REDIS_REST_URL: "http://127.0.0.1:9",
+      UPSTASH_REDIS_REST_TOKEN: "x",
+    };
+    const ctx = createExecutionContext();
+    const response = await worker.fetch(
+      new Request("https://api.test/api/v1/track/click", {
+        method: "POST",
+        headers: { "Content-Type": "application/json", "CF-Connecting-IP": freshIp() },
+        body: "{}",
+      }),
+      unreachable as typeof env,
+      ctx,
+    );
+    await waitOnExecutionContext(ctx);
+    expect(response.status).toBe(400);
+    expect(response.headers.get("X-RateLimit-Limit")).toBe("60");
+    expect(response.headers.get("X-RateLimit-Remaining")).toBe("60");
+    expect(Number(response.headers.get("X-RateLimit-Reset"))).toBeGreaterThan(Date.now() / 1000);
+  });
+});

@@ -52,7 +52,9 @@ export async function readFactsAndRecordClick(
       where l.short_link = ${w.code}
     ),
     api_key as (
-      select program_id from program_api_keys where key_hash = ${w.keyHash}::text and revoked_at is null
+      select program_id from program_api_keys
+      where key_hash = ${w.keyHash}::text and revoked_at is null
+        and (rotate_by is null or rotate_by > ${now}::timestamptz)
     ),
     retained as (
       select v.click_id

@@ -37,9 +37,6 @@ export type ClickDecision =
  */
 export function decideClick(intent: ClickIntent, facts: ClickFacts): ClickDecision {
   const refuse = (error: ApiError): ClickDecision => ({ outcome: "refused", error });
-  if (intent.requestedProgramId !== null && facts.requestedProgramExists !== true) {
-    return refuse(badRequest("Unknown program_id"));
-  }
   if (
     intent.testMode &&
     facts.keyProgramId !== null &&
@@ -47,6 +44,9 @@ export function decideClick(intent: ClickIntent, facts: ClickFacts): ClickDecisi
     facts.keyProgramId !== intent.eventProgramId
   ) {
     return refuse(platformError(403, "program_id does not match the API key"));
+  }
+  if (intent.requestedProgramId !== null && facts.requestedProgramExists !== true) {
+    return refuse(badRequest("Unknown program_id"));
   }
   const link = facts.link;
   if (!link) return refuse(badRequest("Referral link not found"));
