@@ -1,8 +1,9 @@
+import { existsSync } from "node:fs";
 import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
 import { defineConfig } from "vitest/config";
 
 /**
- * Two projects: "node" runs the local-stack tools (database endpoint, Upstash REST proxy, dev stack) in
+ * Three projects: "node" runs the local-stack tools (database endpoint, Upstash REST proxy, dev stack) in
  * Node; "workers" runs the workers in workerd against the local Neon-protocol database endpoint, which the
  * global setup starts (in-memory PGlite, or the PostgreSQL of DATABASE_URL) and hands over with `inject`.
  *
@@ -23,6 +24,21 @@ if (gated.length > 0 && !process.env.VITEST_WORKER_ID) {
   );
   console.log(`Not running ${gated.join(", ")}: set ${missing.join(" and ")} to include them.`);
 }
+
+/**
+ * "browser": the tracker in real headless Chromium (Debian's `chromium` package, driven by playwright-core)
+ * against the local stack. Left out only when that browser is not installed; `.ci/run` installs it.
+ */
+const chromiumPath = "/usr/bin/chromium";
+const withChromium = existsSync(chromiumPath);
+if (!withChromium && !process.env.VITEST_WORKER_ID) {
+  console.log(
+    `Not running the browser project (test/browser): ${chromiumPath} is missing (apt-get install -y chromium).`,
+  );
+}
+
+  },
+};
 
 export default defineConfig({
   test: {
@@ -59,6 +75,19 @@ export default defineConfig({
           hookTimeout: 30_000,
         },
       },
+      ...(withChromium
+        ? [
+            {
+              test: {
+                name: "browser",
+                environment: "node",
+                include: ["test/browser/**/*.test.ts"],
+                testTimeout: 60_000,
+                hookTimeout: 120_000,
+              },
+            },
+          ]
+        : []),
     ],
   },
 });

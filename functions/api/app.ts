@@ -8,9 +8,12 @@ import { requestId } from "../../lib/http/request-id.ts";
 import { firstIssueMessage } from "../../lib/validation/first-issue.ts";
 import { registerDocs } from "./routes/docs.ts";
 import { registerClick } from "./routes/track/click.ts";
+import { registerConfig } from "./routes/track/config.ts";
 import { registerLead } from "./routes/track/lead.ts";
 import { registerRefund } from "./routes/track/refund.ts";
 import { registerSale } from "./routes/track/sale.ts";
+import { registerVisit } from "./routes/track/visit.ts";
+import { registerTrackerScript } from "./routes/tracker-script.ts";
 
 /** The API worker's Hono app: cross-cutting middleware, then one registration per endpoint. */
 export function createApp(): OpenAPIHono<AppEnv> {
@@ -28,6 +31,9 @@ export function createApp(): OpenAPIHono<AppEnv> {
   registerLead(app);
   registerSale(app);
   registerRefund(app);
+  registerVisit(app);
+  registerConfig(app);
+  registerTrackerScript(app);
   registerDocs(app);
   return app;
 }

@@ -1,0 +1,70 @@
+import { sql } from "drizzle-orm";
+import type { Database } from "../../db/client.ts";
+import type { VisitFacts } from "./decide-visit.ts";
+
+export interface VisitWrite {
+  clickId: string;
+  programId: number | null;
+  url: string;
+  referrer: string | null;
+  testMode: boolean;
+  now: Date;
+}
+
+type VisitRow = {
+  click: {
+    click_id: string;
+    program_id: number;
+    partner_id: number;
+    is_test: boolean;
+    allowed_origins: string[];
+  } | null;
+  recorded: boolean;
+};
+
+/**
+ * Finds the visitor's original click (a click logged through a second partner's link resolves to the first
+ * one) and records the visit under it, in ONE statement: one database round trip. The insert's condition is
+ * the success condition of `decideVisit`. A visit of a test click, or sent in test mode, is a test visit.
+ */
+export async function readFactsAndRecordVisit(
+  db: Database,
+  w: VisitWrite,
+): Promise<VisitFacts & { recorded: boolean }> {
+  const result = await db.execute<VisitRow>(sql`
+    with sent as (
+      select coalesce(visitor_click_id, click_id) as click_id
+      from affiliate_click_events
+      where click_id = ${w.clickId}
+    ),
+    click as (
+      select o.click_id, o.program_id, o.partner_id, o.is_test, p.allowed_origins
+      from sent
+      join affiliate_click_events o on o.click_id = sent.click_id
+      join programs p on p.id = o.program_id
+    ),
+    recorded as (
+      insert into affiliate_visit_events (click_id, program_id, partner_id, url, referrer, is_test, created_at)
+      select click.click_id, click.program_id, click.partner_id, ${w.url}, ${w.referrer}::text,
+             click.is_test or ${w.testMode}::boolean, ${w.now.toISOString()}::timestamptz
+      from click
+      -- bigint: any integer the body may carry compares without an out-of-range error
+      where ${w.programId}::bigint is null or click.program_id = ${w.programId}::bigint
+      returning id
+    )
+    select (select row_to_json(click) from click) as click, exists (select 1 from recorded) as recorded
+  `);
+  const row = result.rows[0];
+  if (!row) throw new Error("visit statement returned no row");
+  const click = row.click;
+  return {
+    click: click && {
+      clickId: click.click_id,
+      programId: click.program_id,
+      partnerId: click.partner_id,
+      isTest: click.is_test,
+      allowedOrigins: click.allowed_origins,
+    },
+    recorded: row.recorded,
+  };
+}

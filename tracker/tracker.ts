@@ -1,0 +1,254 @@
+/**
+ * The browser tracker: a dependency-free script a brand adds to its pages.
+ *
+ *   <script async src="https://{tracker_url}/tracker.js" data-program-id="1"></script>
+ *
+ * - On a page whose URL carries `aff` (or `via`) it records the click and keeps the returned click id in the
+ *   first-party cookie `service_click_id`, on the registrable domain, for the program's window. A visitor who
+ *   already has the cookie sends it, and the service answers with that first id (first click): the cookie
+ *   is then left as it is, expiry included.
+ * - On other pages of a visitor with a click id it records one page view (`/api/v1/track/visit`), unless the
+ *   script tag says `data-visits="off"`.
+ * - It writes the click id as `client_reference_id` into the payments provider's payment links, buy buttons
+ *   and pricing tables, including ones added later.
+ * - `window.serviceTracker` exposes `ready`, `getClickId()`, `lead()` and `config()`.
+ *
+ * Nothing here may break the page: every failure (network, ad blocker, unknown program, cookies disabled)
+ * is caught, and the public functions resolve with an error body instead of rejecting. Built by
+ * `npm run build:tracker` (esbuild, minified IIFE) into `functions/api/generated/tracker-bundle.ts`.
+ */
+
+type Body = Record<string, unknown>;
+
+interface LeadInput {
+  customer_key?: string | number | null;
+  email?: string | null;
+}
+
+interface ServiceTracker {
+  /** Settles once the click (if any) was recorded: the visitor's click id, or null. Never rejects. */
+  ready: Promise<string | null>;
+  getClickId(): string | null;
+  /** A browser-mode lead with the cookie's click id; resolves with the response body, never rejects. */
+  lead(input?: LeadInput): Promise<Body>;
+  /** The program's public tracker settings (`/api/v1/track/config`); never rejects. */
+  config(): Promise<Body>;
+}
+
+declare global {
+  interface Window {
+    serviceTracker?: ServiceTracker;
+  }
+}
+
+const COOKIE = "service_click_id";
+const ID_PATTERN = /^[\w-]{1,128}$/;
+const PAYMENT_LINKS = 'a[href^="https://buy.stripe.com/"]';
+const PAYMENT_ELEMENTS = "stripe-buy-button,stripe-pricing-table";
+const REFERENCE_ATTRIBUTE = "client-reference-id";
+const REFERENCE_PARAM = "client_reference_id";
+
+const failure = (code: string, message: string): Body => ({ success: false, error: { code, message } });
+
+function start(): void {
+  const w = window;
+  // A second copy of the script on the same page does nothing: one page view, one click.
+  if (w.serviceTracker) return;
+  const doc = document;
+  const loc = location;
+  const script =
+    (doc.currentScript as HTMLScriptElement | null) ||
+    doc.querySelector<HTMLScriptElement>('script[src*="tracker"][data-program-id]');
+  const attribute = (name: string) => (script?.getAttribute(name) || "").trim();
+  const programId = Number(attribute("data-program-id")) || undefined;
+  const apiBase = apiBaseOf(attribute("data-api-host"), script?.src || loc.href);
+
+  const request = (method: string, path: string, body?: Body): Promise<Body> =>
+    new Promise<Response>((resolve) =>
+      resolve(
+        fetch(apiBase + path, {
+          method,
+          credentials: "omit",
+          keepalive: true,
+          ...(body ? { headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) } : {}),
+        }),
+      ),
+    ).then(
+      (response) =>
+        response
+          .json()
+          .catch(() => failure("invalid_response", `The tracking service answered HTTP ${response.status}`)),
+      () => failure("network_error", "The tracking service could not be reached"),
+    );
+
+  let clickId = readCookie();
+  const search = new URLSearchParams(loc.search);
+  const code = (search.get("aff") || "").trim() || (search.get("via") || "").trim();
+  const referrer = doc.referrer.slice(0, 2048) || undefined;
+
+  const ready: Promise<string | null> = code
+    ? request("POST", "/api/v1/track/click", {
+        affiliate_url: loc.href,
+        program_id: programId,
+        click_id: clickId || undefined,
+        referrer,
+      })
+        .then((response) => {
+          const id = response.click_id;
+          if (response.success === true && typeof id === "string" && ID_PATTERN.test(id) && id !== clickId) {
+            // A new visitor, or one whose earlier click no longer counts. The first id stays untouched.
+            clickId = id;
+            writeCookie(id, Number(response.cookie_window_days) || 60);
+          }
+          return clickId;
+        })
+        .catch(() => clickId)
+    : Promise.resolve(clickId);
+
+  if (!code && clickId && attribute("data-visits") !== "off") {
+    request("POST", "/api/v1/track/visit", {
+      click_id: clickId,
+      url: loc.href.slice(0, 2048),
+      referrer,
+      program_id: programId,
+    });
+  }
+
+  ready.then((id) => {
+    if (!id) return;
+    const decorate = () => writeReference(doc, id);
+    decorate();
+    new MutationObserver(decorate).observe(doc.documentElement, {
+      childList: true,
+      subtree: true,
+      attributes: true,
+      attributeFilter: ["href", REFERENCE_ATTRIBUTE],
+    });
+  });
+
+  const leads: Record<string, Promise<Body>> = {};
+  let config: Promise<Body> | undefined;
+
+  w.serviceTracker = {
+    ready,
+    getClickId: () => clickId,
+    lead: (input) =>
+      ready
+        .then((id) => {
+          if (!id)
+            return failure("no_click_id", "No click id: the visitor did not arrive through a partner link");
+          const key = input?.customer_key;
+          const body = {
+            click_id: id,
+            customer_key: key === null || key === undefined ? undefined : String(key),
+            email: input?.email || undefined,
+            program_id: programId,
+          };
+          // The same lead twice in one page view is sent once; a network failure may be retried.
+          const dedupe = JSON.stringify(body);
+          leads[dedupe] ||= request("POST", "/api/v1/track/lead", body).then((answer) => {
+            if ((answer.error as Body | undefined)?.code === "network_error") delete leads[dedupe];
+            return answer;
+          });
+          return leads[dedupe];
+        })
+        .catch(() => failure("tracker_error", "The lead could not be sent")),
+    config: () => {
+      config ||= programId
+        ? request("GET", `/api/v1/track/config?program_id=${programId}`)
+        : Promise.resolve(failure("no_program_id", "The script tag has no data-program-id"));
+      return config;
+    },
+  };
+}
+
+/** `data-api-host` (an origin, or a base URL when the API is proxied under a path), else the script's origin. */
+function apiBaseOf(host: string, scriptUrl: string): string {
+  if (host) return (/^https?:\/\//i.test(host) ? host : `https://${host}`).replace(/\/+$/, "");
+  try {
+    return new URL(scriptUrl).origin;
+  } catch {
+    return location.origin;
+  }
+}
+
+/** Every cookie write goes through here: the Cookie Store API is async and missing from some browsers. */
+function setCookie(value: string): void {
+  // biome-ignore lint/suspicious/noDocumentCookie: synchronous and available everywhere, unlike cookieStore
+  document.cookie = value;
+}
+
+function readCookie(): string | null {
+  try {
+    const match = document.cookie.match(/(?:^|;\s*)service_click_id=([^;]*)/);
+    const value = match?.[1] ?? "";
+    return ID_PATTERN.test(value) ? value : null;
+  } catch {
+    // Sandboxed frames throw on `document.cookie`.
+    return null;
+  }
+}
+
+function writeCookie(id: string, days: number): void {
+  try {
+    const cookie = `${COOKIE}=${id}; path=/; max-age=${Math.round(days * 86400)}; samesite=lax${
+      location.protocol === "https:" ? "; secure" : ""
+    }`;
+    const domain = registrableDomain();
+    setCookie(domain ? `${cookie}; domain=${domain}` : cookie);
+    if (domain && readCookie() !== id) setCookie(cookie);
+  } catch {
+    // Cookies disabled: the id still serves this page view (lead, payment links).
+  }
+}
+
+/**
+ * The shortest parent domain the browser accepts a cookie for (`shop.brand.co.uk` -> `brand.co.uk`), found by
+ * writing a probe cookie from the shortest suffix upward: browsers refuse public suffixes, so no list is needed.
+ * IP addresses and single-label hosts (localhost) get a host-only cookie.
+ */
+function registrableDomain(): string | undefined {
+  const host = location.hostname;
+  const labels = host.split(".");
+  if (labels.length < 2 || host.includes(":") || /^[\d.]+$/.test(host)) return undefined;
+  for (let size = 2; size <= labels.length; size++) {
+    const probe = `service_probe=1; path=/; samesite=lax; domain=${labels.slice(-size).join(".")}`;
+    setCookie(`${probe}; max-age=10`);
+    if (/(?:^|;\s*)service_probe=1/.test(document.cookie)) {
+      setCookie(`${probe}; max-age=0`);
+      return labels.slice(-size).join(".");
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Payment links get `?client_reference_id=<click id>`; buy buttons and pricing tables the
+ * `client-reference-id` attribute. A value the brand set itself (not a click id) is left alone.
+ */
+function writeReference(doc: Document, id: string): void {
+  const ours = (value: string | null) => !value || value === id || value.startsWith("clk_");
+  for (const link of doc.querySelectorAll<HTMLAnchorElement>(PAYMENT_LINKS)) {
+    try {
+      const url = new URL(link.href);
+      const current = url.searchParams.get(REFERENCE_PARAM);
+      if (current === id || !ours(current)) continue;
+      url.searchParams.set(REFERENCE_PARAM, id);
+      link.href = url.href;
+    } catch {
+      // A malformed href stays as it is.
+    }
+  }
+  for (const element of doc.querySelectorAll(PAYMENT_ELEMENTS)) {
+    const current = element.getAttribute(REFERENCE_ATTRIBUTE);
+    if (current !== id && ours(current)) element.setAttribute(REFERENCE_ATTRIBUTE, id);
+  }
+}
+
+try {
+  start();
+} catch {
+  // Never into the page.
+}
+
+export {};
