@@ -37,9 +37,6 @@ if (!withChromium && !process.env.VITEST_WORKER_ID) {
   );
 }
 
-  },
-};
-
 export default defineConfig({
   test: {
     projects: [
