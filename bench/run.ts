@@ -26,6 +26,11 @@ interface ScenarioContext {
   clickIds: string[];
   /** Unique per run, so transaction ids never repeat across runs against the same database. */
   runId: string;
+  /**
+   * For the refund scenario: transaction ids of attributed sales of demo program 1, each with an approved
+   * (credited) commission, made through the API before the run. Empty when that scenario is not selected.
+   */
+  refundableTransactionIds: string[];
 }
 
 /** One endpoint under load. `n` numbers the requests of a run (unique per request). */
@@ -33,6 +38,11 @@ interface Scenario {
   name: string;
   method: "GET" | "POST";
   path: string;
+  /**
+   * Writes the queue consumer makes after the response (notifications), per request: the run waits for
+   * them before reading the database figures, which then show the request's own round trips and these.
+   */
+  afterResponseWrites?: number;
   expectedStatus: number;
   body?: (context: ScenarioContext, n: number) => unknown;
   headers?: (context: ScenarioContext, n: number) => Record<string, string>;
@@ -63,10 +73,37 @@ const SCENARIOS: readonly Scenario[] = [
     }),
     headers: ({ apiKeys }, n) => ({ authorization: `Bearer ${apiKeys[n % apiKeys.length]}` }),
   },
+  {
+    // A small partial refund with a unique refund_id, spread round-robin over the prepared sales: each one
+    // applies (proportional deduction from the partner balance, ledger row, withdrawals fitted) in one read
+    // and one write round trip. Sales are large enough that no run refunds one fully.
+    name: "refund",
+    method: "POST",
+    path: "/api/v1/track/refund",
+    expectedStatus: 200,
+    afterResponseWrites: 1, // the partner's in-app notification
+    body: ({ refundableTransactionIds, runId }, n) => ({
+      transaction_id: refundableTransactionIds[n % refundableTransactionIds.length],
+      refund_amount_cents: 1 + (n % 7),
+      refund_id: `bench-${runId}-refund-${n}`,
+    }),
+    headers: ({ apiKeys }, n) => ({ authorization: `Bearer ${apiKeys[n % apiKeys.length]}` }),
+  },
 ];
 
-/** Enough keys for the sale scenario's per-key limit, and clicks to attribute sales to. */
-async function prepareContext(target: LocalStack, demo: Demo): Promise<ScenarioContext> {
+/** Sales the refund scenario spreads over, and the amount of each (cents). */
+const REFUNDABLE_SALES = 300;
+const REFUNDABLE_SALE_CENTS = 10_000_000;
+
+/**
+ * Enough keys for the sale and refund scenarios' per-key limit, clicks to attribute sales to and, when the
+ * refund scenario runs, the sales it refunds.
+ */
+async function prepareContext(
+  target: LocalStack,
+  demo: Demo,
+  withRefundableSales: boolean,
+): Promise<ScenarioContext> {
   const program = demo.programs[0];
   if (!program) throw new Error("the demo has no program");
   const apiKeys: string[] = [];
@@ -87,7 +124,64 @@ async function prepareContext(target: LocalStack, demo: Demo): Promise<ScenarioC
     });
     clickIds.push(((await response.json()) as { click_id: string }).click_id);
   }
-  return { demo, apiKeys, clickIds, runId: crypto.randomUUID().slice(0, 8) };
+  const runId = crypto.randomUUID().slice(0, 8);
+  const refundableTransactionIds = withRefundableSales
+    ? await prepareRefundableSales(target, program.active_links, apiKeys, runId)
+    : [];
+  return { demo, apiKeys, clickIds, runId, refundableTransactionIds };
+}
+
+/**
+ * Sales to refund, through the API: one new click per sale, so each is its customer's first and carries
+ * the one-time commission of demo program 1 (no hold: approved and credited at once).
+ */
+async function prepareRefundableSales(
+  target: LocalStack,
+  links: readonly string[],
+  apiKeys: readonly string[],
+  runId: string,
+): Promise<string[]> {
+  const started = Date.now();
+  const post = async (path: string, body: unknown, key?: string) => {
+    const response = await fetch(`${target.baseUrl}${path}`, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        "cf-connecting-ip": freshIp(),
+        ...(key ? { authorization: `Bearer ${key}` } : {}),
+      },
+      body: JSON.stringify(body),
+    });
+    const json = (await response.json()) as Record<string, unknown>;
+    if (response.status !== 200)
+      throw new Error(`${path} answered ${response.status}: ${JSON.stringify(json)}`);
+    return json;
+  };
+  const transactionIds: string[] = [];
+  for (let start = 0; start < REFUNDABLE_SALES; start += 20) {
+    const batch = Array.from({ length: Math.min(20, REFUNDABLE_SALES - start) }, (_, j) => start + j);
+    const made = await Promise.all(
+      batch.map(async (i) => {
+        const click = await post("/api/v1/track/click", {
+          affiliate_url: `https://shop.example/?aff=${links[i % links.length]}`,
+        });
+        const transactionId = `bench-${runId}-refundable-${i}`;
+        const sale = await post(
+          "/api/v1/track/sale",
+          { transaction_id: transactionId, amount_cents: REFUNDABLE_SALE_CENTS, click_id: click.click_id },
+          apiKeys[i % apiKeys.length],
+        );
+        if (typeof sale.commission_id !== "number")
+          throw new Error(`sale without commission: ${transactionId}`);
+        return transactionId;
+      }),
+    );
+    transactionIds.push(...made);
+  }
+  console.log(
+    `prepared ${transactionIds.length} sales to refund in ${((Date.now() - started) / 1000).toFixed(1)} s\n`,
+  );
+  return transactionIds;
 }
 
 interface Figures {
@@ -102,6 +196,8 @@ interface Figures {
   statusCodes: Record<string, number>;
   dbRoundTripsPerRequest: number;
   dbStatementsPerRequest: number;
+  /** Of the round trips per request, those made after the response by the queue consumer. */
+  afterResponseRoundTripsPerRequest: number;
 }
 
 const seconds = positiveNumber("BENCH_SECONDS", 10);
@@ -153,16 +249,21 @@ try {
       `${seconds} s per scenario, ${connections} connections\n`,
   );
 
-  const context = await prepareContext(stack, demo);
+  const context = await prepareContext(
+    stack,
+    demo,
+    scenarios.some((s) => s.name === "refund"),
+  );
   const results: Figures[] = [];
   for (const scenario of scenarios) {
     // Warm-up (JIT, connection pools, the isolate's first database client), not measured.
     await load(stack.baseUrl, scenario, context, { amount: connections * 20 });
-    await settle();
+    await settle(scenario.afterResponseWrites ? 3000 : 250);
     stack.sql.resetStats();
     const result = await load(stack.baseUrl, scenario, context, { duration: seconds });
-    // In-flight requests cut off at the deadline may still finish their queries.
-    await settle();
+    // In-flight requests cut off at the deadline may still finish their queries; the notifications queue
+    // delivers its last batch up to max_batch_timeout (2 s) later.
+    await settle(scenario.afterResponseWrites ? 3000 : 250);
     const db = stack.sql.stats();
     const figures = summarise(scenario, result, db);
     results.push(figures);
@@ -237,6 +338,7 @@ function summarise(
     statusCodes,
     dbRoundTripsPerRequest: perRequest(db.requests),
     dbStatementsPerRequest: perRequest(db.statements),
+    afterResponseRoundTripsPerRequest: scenario.afterResponseWrites ?? 0,
   };
 }
 
@@ -251,13 +353,16 @@ function print(f: Figures): void {
       `  latency p50 / p99   ${f.p50Ms} ms / ${f.p99Ms} ms`,
       `  non-2xx             ${f.non2xx}`,
       `  errors              ${f.errors} (status codes ${codes || "none"})`,
-      `  db round trips/req  ${f.dbRoundTripsPerRequest} (statements/req ${f.dbStatementsPerRequest})`,
+      `  db round trips/req  ${f.dbRoundTripsPerRequest} (statements/req ${f.dbStatementsPerRequest})` +
+        (f.afterResponseRoundTripsPerRequest > 0
+          ? `, of which ${f.afterResponseRoundTripsPerRequest} after the response (queue consumer)`
+          : ""),
     ].join("\n"),
   );
 }
 
-function settle(): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, 250));
+function settle(ms = 250): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 function round(value: number, digits: number): number {

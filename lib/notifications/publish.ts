@@ -7,7 +7,15 @@ import type { NotificationMessage } from "./message.ts";
  * response and its outcome can never change it. A failed send is retried twice, then logged.
  */
 export function publishAfterResponse(c: Context<AppEnv>, messages: NotificationMessage[]): void {
-  const queue = c.env.NOTIFICATIONS;
+  publishNotifications(c.env.NOTIFICATIONS, c.executionCtx, messages);
+}
+
+/** The same for a worker without a Hono context (the payments provider's events worker). */
+export function publishNotifications(
+  queue: Queue<unknown> | undefined,
+  ctx: { waitUntil(promise: Promise<unknown>): void },
+  messages: NotificationMessage[],
+): void {
   if (messages.length === 0) return;
   if (!queue) {
     console.error(
@@ -29,5 +37,5 @@ export function publishAfterResponse(c: Context<AppEnv>, messages: NotificationM
       }
     }
   };
-  c.executionCtx.waitUntil(send());
+  ctx.waitUntil(send());
 }

@@ -115,6 +115,8 @@ export async function writeRefund(
         update commissions
         set status = ${c.status}, deducted_cents = ${c.newDeductedCents}::bigint, refund_reason = ${w.recordedReason},
             needs_manual_review = needs_manual_review or ${c.flagForReview}::boolean,
+            -- Leaving status 'paid' must not lose the payout: later refunds of it are flagged as well.
+            paid_out_at = case when status = 'paid' then coalesce(paid_out_at, ${at}::timestamptz) else paid_out_at end,
             version = version + 1, updated_at = ${at}::timestamptz
         where id = ${c.id}::bigint and version = ${c.expectedVersion}::int
         returning id)

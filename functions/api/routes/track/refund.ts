@@ -17,10 +17,9 @@ import { errorPolicy } from "../../../../lib/http/dependencies.ts";
 import { publishAfterResponse } from "../../../../lib/notifications/publish.ts";
 import { rateLimit } from "../../../../lib/ratelimit/middleware.ts";
 import { rateLimits } from "../../../../lib/ratelimit/policies.ts";
-import { decideRefund } from "../../../../lib/refunds/decide-refund.ts";
-import { refundNotifications } from "../../../../lib/refunds/refund-notifications.ts";
+import { applyRefund, refundConflictConstraint } from "../../../../lib/refunds/apply-refund.ts";
 import { RefundRequestSchema, RefundResponseSchema } from "../../../../lib/refunds/refund-request.ts";
-import { readRefundFacts, writeRefund } from "../../../../lib/refunds/refund-store.ts";
+import { readRefundFacts } from "../../../../lib/refunds/refund-store.ts";
 import { firstIssueMessage } from "../../../../lib/validation/first-issue.ts";
 
 export const refundRoute = createRoute({
@@ -43,8 +42,6 @@ export const refundRoute = createRoute({
     500: platformErrorResponse("Refund tracking failed (`internal_error`)"),
   },
 });
-
-const refundUniqueConstraint = "refunds_sale_idempotency_unique";
 
 export function registerRefund(app: OpenAPIHono<AppEnv>): void {
   // Registered for the OpenAPI document only: the body is validated in the handler, after the key.
@@ -96,25 +93,29 @@ async function handleRefund(c: Context<AppEnv>) {
       const input = parsed.data;
       if (!read.facts || !read.parties) throw platformError(404, "Sale not found for transaction_id");
 
-      const amountCents = input.refund_amount_cents ?? null;
-      const decision = decideRefund(read.facts, {
-        amountCents,
-        refundId: input.refund_id ?? null,
-        reason: input.reason ?? "refund",
-        refundReason: input.refund_reason ?? null,
-      });
-      if (decision.outcome === "skipped") {
+      const outcome = await applyRefund(
+        db,
+        read.facts,
+        read.parties,
+        {
+          amountCents: input.refund_amount_cents ?? null,
+          refundId: input.refund_id ?? null,
+          reason: input.reason ?? "refund",
+          refundReason: input.refund_reason ?? null,
+        },
+        now,
+      );
+      if (outcome.status === "skipped") {
         return {
           body: {
             success: true as const,
             status: "skipped" as const,
-            reason: decision.reason,
-            commission_id: decision.commissionId,
+            reason: outcome.reason,
+            commission_id: outcome.commissionId,
           },
         };
       }
-      const { refundRowId } = await writeRefund(db, decision.write, amountCents || null, now);
-      if (decision.outcome === "no_commission") {
+      if (outcome.status === "no_commission") {
         return {
           body: {
             success: true as const,
@@ -123,34 +124,20 @@ async function handleRefund(c: Context<AppEnv>) {
           },
         };
       }
-      const parties = read.parties;
-      const commission = read.facts.commission;
-      const notifications =
-        parties.partnerId !== null && commission
-          ? refundNotifications({
-              refundRowId,
-              programId: parties.programId,
-              partnerId: parties.partnerId,
-              advertiserId: parties.advertiserId,
-              commissionId: decision.commissionId,
-              status: decision.status,
-              deductionCents: decision.deductionCents,
-              currency: read.facts.sale.currency,
-              reason: decision.write.recordedReason,
-              paidOut: commission.paidOut,
-            })
-          : [];
       return {
         body: {
           success: true as const,
-          status: decision.status,
-          deductionAmount: decision.deductionCents,
-          commission_id: decision.commissionId,
+          status: outcome.status,
+          deductionAmount: outcome.deductionCents,
+          commission_id: outcome.commissionId,
         },
-        notifications,
+        notifications: outcome.notifications,
       };
     },
-    { retryOnConstraints: [refundUniqueConstraint] },
+    // Refunds of one sale serialize on its row: an attempt loses only to another refund of that sale that
+    // committed after its read, so N refunds of one sale at once need up to N attempts (the default 8 let
+    // the 9th of a burst answer 500).
+    { retryOnConstraints: [refundConflictConstraint], attempts: 32 },
   );
   const response = c.json(result.body, 200);
   if ("notifications" in result && result.notifications) publishAfterResponse(c, result.notifications);

@@ -1,0 +1,69 @@
+import type { Database } from "../db/client.ts";
+import type { NotificationMessage } from "../notifications/message.ts";
+import { decideRefund, type RefundFacts, type RefundIntent } from "./decide-refund.ts";
+import { refundNotifications } from "./refund-notifications.ts";
+import { writeRefund } from "./refund-store.ts";
+
+/** Who a commission transition is reported to (read with the sale). */
+export interface RefundParties {
+  programId: number;
+  partnerId: number | null;
+  advertiserId: number;
+}
+
+export type RefundOutcome =
+  | { status: "skipped"; reason: string; commissionId: number | null }
+  | { status: "no_commission" }
+  | {
+      status: "refunded" | "reversed";
+      deductionCents: number;
+      commissionId: number;
+      /** To send after the response. */
+      notifications: NotificationMessage[];
+    };
+
+/**
+ * The reversal logic shared by the refund endpoint and the payments provider's refund and dispute events:
+ * the commission state table (`decideRefund`), then one guarded write transaction (`writeRefund`), then
+ * the notifications of the transition. Run it inside `withConflictRetry` on `refundConflictConstraint`:
+ * a concurrent refund of the same sale makes the write abort, and the caller re-reads and re-decides.
+ */
+export async function applyRefund(
+  db: Database,
+  facts: RefundFacts,
+  parties: RefundParties,
+  intent: RefundIntent,
+  now: Date,
+): Promise<RefundOutcome> {
+  const decision = decideRefund(facts, intent);
+  if (decision.outcome === "skipped") {
+    return { status: "skipped", reason: decision.reason, commissionId: decision.commissionId };
+  }
+  const { refundRowId } = await writeRefund(db, decision.write, intent.amountCents || null, now);
+  if (decision.outcome === "no_commission") return { status: "no_commission" };
+  const commission = facts.commission;
+  const notifications =
+    parties.partnerId !== null && commission
+      ? refundNotifications({
+          refundRowId,
+          programId: parties.programId,
+          partnerId: parties.partnerId,
+          advertiserId: parties.advertiserId,
+          commissionId: decision.commissionId,
+          status: decision.status,
+          deductionCents: decision.deductionCents,
+          currency: facts.sale.currency,
+          reason: decision.write.recordedReason,
+          paidOut: commission.paidOut,
+        })
+      : [];
+  return {
+    status: decision.status,
+    deductionCents: decision.deductionCents,
+    commissionId: decision.commissionId,
+    notifications,
+  };
+}
+
+/** The unique constraint two concurrent identical refunds meet (the loser re-reads and is skipped). */
+export const refundConflictConstraint = "refunds_sale_idempotency_unique";
