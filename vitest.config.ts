@@ -1,17 +1,21 @@
 import { existsSync } from "node:fs";
+import { readFile } from "node:fs/promises";
 import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
 import { defineConfig } from "vitest/config";
 
 /**
- * Three projects: "node" runs the local-stack tools (database endpoint, Upstash REST proxy, dev stack) in
- * Node; "workers" runs the workers in workerd against the local Neon-protocol database endpoint, which the
- * global setup starts (in-memory PGlite, or the PostgreSQL of DATABASE_URL) and hands over with `inject`.
+ * Projects: "node" runs the local-stack tools (database endpoint, Upstash REST proxy, dev stack) in Node;
+ * "workers" runs the API worker in workerd against the local Neon-protocol database endpoint, which the
+ * global setup starts (in-memory PGlite, or the PostgreSQL of DATABASE_URL) and hands over with `inject`;
+ * "stripe-events" runs the payments provider's events worker the same way; "browser" (below).
  *
  * Suites that need a real multi-connection PostgreSQL (`*.postgres.test.ts`: lock contention) or a real
  * Redis (`*.redis.test.ts`) are part of the run only when DATABASE_URL / REDIS_URL are set; CI sets both
  * and fails if any test is skipped.
  */
 const databaseUrl = process.env.DATABASE_URL;
+/** The events worker's signing secret in tests; the tests sign their payloads with it. */
+const testStripeWebhookSecret = "whsec_test_affiliate_events_0123456789abcdef";
 const withPostgres = Boolean(databaseUrl && /^postgres(ql)?:\/\//.test(databaseUrl));
 const withRedis = Boolean(process.env.REDIS_URL);
 const gated = [
@@ -36,6 +40,18 @@ if (!withChromium && !process.env.VITEST_WORKER_ID) {
     `Not running the browser project (test/browser): ${chromiumPath} is missing (apt-get install -y chromium).`,
   );
 }
+
+/** `stripe` ships source maps whose sources it leaves out: without this Vite warns once per module. */
+const stripeWithoutSourceMaps = {
+  name: "stripe-without-source-maps",
+  enforce: "pre" as const,
+  async load(id: string) {
+    const file = id.split("?")[0] ?? id;
+    if (!file.includes("/node_modules/stripe/") || !file.endsWith(".js")) return null;
+    const code = await readFile(file, "utf8");
+    return { code: code.replace(/\n\/\/# sourceMappingURL=\S+\s*$/, "\n"), map: null };
+  },
+};
 
 export default defineConfig({
   test: {
@@ -68,6 +84,31 @@ export default defineConfig({
           include: ["test/workers/**/*.test.ts"],
           exclude: gated,
           globalSetup: ["./test/setup/local-services.ts"],
+          testTimeout: 30_000,
+          hookTimeout: 30_000,
+        },
+      },
+      {
+        plugins: [
+          stripeWithoutSourceMaps,
+          cloudflareTest(async ({ inject }) => ({
+            main: "./functions/stripe-events/index.ts",
+            wrangler: { configPath: "./wrangler.stripe-events.toml" },
+            miniflare: {
+              bindings: {
+                DATABASE_URL: "postgres://app:app@db.localtest.me/app",
+                NEON_FETCH_ENDPOINT: inject("sqlEndpointUrl"),
+                STRIPE_WEBHOOK_SECRET: testStripeWebhookSecret,
+              },
+            },
+          })),
+        ],
+        test: {
+          // The payments provider's events worker; its tests call the API worker's default export in-process.
+          name: "stripe-events",
+          include: ["test/stripe-events/**/*.test.ts"],
+          exclude: gated,
+          globalSetup: ["./test/setup/sql-endpoint-only.ts"],
           testTimeout: 30_000,
           hookTimeout: 30_000,
         },

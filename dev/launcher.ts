@@ -6,6 +6,9 @@
  *   PORT           HTTP port on 127.0.0.1 (default 8787; 0 picks a free one)
  *   DATABASE_URL   a `postgres://` URL uses that PostgreSQL instead of PGlite
  *   UPSTASH_REDIS_REST_URL / UPSTASH_REDIS_REST_TOKEN   passed to the workers (else in-memory rate limits)
+ *   STRIPE_WEBHOOK_SECRET   the events worker's signing secret (default: a fixed dev secret; set it to the
+ *                  one `stripe listen` prints to forward real test-mode events)
+ *   DEMO_STRIPE_ACCOUNT_ID  connect demo program 1 to this provider account (default `acct_demo_1`)
  *
  * Ctrl-C (SIGINT), SIGTERM or SIGHUP stop esbuild, Miniflare (workerd) and the SQL endpoint, then exit 0.
  */
@@ -25,6 +28,8 @@ const port = parsePort(process.env.PORT);
 const databaseUrl = process.env.DATABASE_URL;
 const upstashUrl = process.env.UPSTASH_REDIS_REST_URL;
 const upstashToken = process.env.UPSTASH_REDIS_REST_TOKEN;
+const stripeWebhookSecret = process.env.STRIPE_WEBHOOK_SECRET;
+const demoStripeAccountId = process.env.DEMO_STRIPE_ACCOUNT_ID;
 if (upstashUrl && !upstashToken) fail("UPSTASH_REDIS_REST_URL is set without UPSTASH_REDIS_REST_TOKEN");
 
 let stack: Stack | undefined;
@@ -60,6 +65,8 @@ const starting = startLocalStack({
   port,
   ...(databaseUrl ? { databaseUrl } : {}),
   ...(upstashUrl && upstashToken ? { upstash: { url: upstashUrl, token: upstashToken } } : {}),
+  ...(stripeWebhookSecret ? { stripeWebhookSecret } : {}),
+  ...(demoStripeAccountId ? { demoStripeAccountId } : {}),
   watch: true,
   logLevel: "info",
   log: (message) => console.log(`[dev] ${message}`),
@@ -110,6 +117,7 @@ function demoLines(demo: Demo, demoFile: string): string[] {
       `    api key       ${p.api_key}`,
       `    test api key  ${p.test_api_key}`,
       `    links         ${p.active_links.join(", ")} (disabled: ${p.disabled_link})`,
+      `    provider      ${p.stripe_account_id}`,
       `    origins       ${p.allowed_origins.join(" ")}`,
     );
   }
@@ -119,6 +127,11 @@ function demoLines(demo: Demo, demoFile: string): string[] {
     "Try a click:",
     `  curl -s -X POST ${demo.base_url}/api/v1/track/click -H 'Content-Type: application/json' \\`,
     `    -d '{"affiliate_url":"https://shop.example/?aff=${link}"}'`,
+    "",
+    `Payments provider events: POST ${demo.stripe_events_url} (signing secret ${demo.stripe_webhook_secret})`,
+    "  forward real test-mode events: stripe listen --forward-connect-to 127.0.0.1:" +
+      `${new URL(demo.base_url).port}/webhooks/stripe, then restart with STRIPE_WEBHOOK_SECRET=<the whsec_ it prints>`,
+    "  and DEMO_STRIPE_ACCOUNT_ID=<your connected test account's acct_...>",
   );
   return lines;
 }

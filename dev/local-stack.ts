@@ -15,7 +15,7 @@ import { fileURLToPath } from "node:url";
 import * as esbuild from "esbuild";
 import { Log, LogLevel, Miniflare, type MiniflareOptions, type WorkerOptions } from "miniflare";
 import type { Unstable_MiniflareWorkerOptions } from "wrangler";
-import { type Demo, seedDemo } from "./seed.ts";
+import { DEV_STRIPE_WEBHOOK_SECRET, type Demo, seedDemo } from "./seed.ts";
 import { type SqlEndpoint, startSqlEndpoint } from "./sql-endpoint.ts";
 
 /** One worker of the local stack: its wrangler config and where it is routed on the shared port. */
@@ -34,8 +34,14 @@ export interface WorkerEntry {
 /** The workers `npm run dev` runs. Adding a worker is one entry. */
 export const WORKERS: readonly WorkerEntry[] = [
   { config: "wrangler.toml", routes: ["*/api/*"] },
-  // { config: "wrangler.stripe-events.toml", routes: ["*/webhooks/*"] },
+  { config: "wrangler.stripe-events.toml", routes: ["*/webhooks/*"] },
 ];
+
+/**
+ * The events worker's signing secret locally, unless `STRIPE_WEBHOOK_SECRET` is set (e.g. to the secret
+ * `stripe listen` prints). Not a secret: it only lets local tools sign events the local worker accepts.
+ */
+export { DEV_STRIPE_WEBHOOK_SECRET };
 
 export const PROJECT_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 
@@ -62,6 +68,10 @@ export interface LocalStackOptions {
   seed?: boolean;
   /** Passed to the workers as UPSTASH_REDIS_REST_URL / _TOKEN; without it they use the in-memory limiter. */
   upstash?: { url: string; token: string };
+  /** The events worker's STRIPE_WEBHOOK_SECRET. Default `DEV_STRIPE_WEBHOOK_SECRET`. */
+  stripeWebhookSecret?: string;
+  /** The first demo program's connected provider account (default `acct_demo_1`). */
+  demoStripeAccountId?: string;
   /** Miniflare's log level (request lines at "info"). Default "warn". */
   logLevel?: StackLogLevel;
   /** Progress messages of the stack itself. Default: silent. */
@@ -186,9 +196,12 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     if (names.size !== workers.length)
       throw new Error("local stack: two wrangler configs share a worker name");
 
+    const stripeWebhookSecret = options.stripeWebhookSecret || DEV_STRIPE_WEBHOOK_SECRET;
     const injected: Record<string, string> = {
       DATABASE_URL: PLACEHOLDER_DATABASE_URL,
       NEON_FETCH_ENDPOINT: sql.url,
+      // Read by the events worker only.
+      STRIPE_WEBHOOK_SECRET: stripeWebhookSecret,
       ...(options.upstash
         ? { UPSTASH_REDIS_REST_URL: options.upstash.url, UPSTASH_REDIS_REST_TOKEN: options.upstash.token }
         : {}),
@@ -297,7 +310,12 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     let demo: Demo | undefined;
     let demoFile: string | undefined;
     if (options.seed ?? true) {
-      demo = await seedDemo(sql, { baseUrl, dataDir });
+      demo = await seedDemo(sql, {
+        baseUrl,
+        dataDir,
+        stripeWebhookSecret,
+        ...(options.demoStripeAccountId ? { stripeAccountId: options.demoStripeAccountId } : {}),
+      });
       demoFile = join(dataDir, "demo.json");
       await writeFile(demoFile, `${JSON.stringify(demo, null, 2)}\n`, { mode: 0o600 });
     }

@@ -1,6 +1,7 @@
 /**
  * Demo data for the local stack: one advertiser, two programs, two partners per program with one active
- * link each, one disabled link per program, and a live and a test API key per program.
+ * link each, one disabled link per program, a live and a test API key per program, and each program
+ * connected to a demo payments-provider account (`acct_demo_1`, `acct_demo_2`).
  *
  * Idempotent: rows are found by natural keys (advertiser and program names, partner emails, link codes)
  * and updated to the values below, so a second run creates nothing new. Keys exist in the database only as
@@ -11,6 +12,9 @@ import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { issueApiKey, sha256Hex } from "../lib/auth/api-keys.ts";
 import type { SqlEndpoint } from "./sql-endpoint.ts";
+
+/** Also the local stack's default (`dev/local-stack.ts`): kept here so the seed needs no Miniflare. */
+export const DEV_STRIPE_WEBHOOK_SECRET = "whsec_dev_local_stack_0000000000000000";
 
 export interface DemoProgram {
   program_id: number;
@@ -26,11 +30,17 @@ export interface DemoProgram {
   active_links: [string, string];
   disabled_link: string;
   allowed_origins: string[];
+  /** The connected provider account whose events (signed with `stripe_webhook_secret`) record this program's sales. */
+  stripe_account_id: string;
 }
 
 export interface Demo {
   base_url: string;
   sql_endpoint_url: string;
+  /** Where the payments provider's events go: `<base_url>/webhooks/stripe`. */
+  stripe_events_url: string;
+  /** The events worker's signing secret (for `stripe listen`-style forwarding or signing events yourself). */
+  stripe_webhook_secret: string;
   programs: DemoProgram[];
 }
 
@@ -39,6 +49,10 @@ export interface SeedOptions {
   baseUrl: string;
   /** Where `demo-keys.json` lives. */
   dataDir: string;
+  /** The events worker's signing secret, reported in demo.json. Default: the local stack's dev secret. */
+  stripeWebhookSecret?: string;
+  /** Connect the first demo program to this provider account instead of `acct_demo_1` (a real test account). */
+  stripeAccountId?: string;
 }
 
 interface PartnerSpec {
@@ -55,6 +69,7 @@ interface ProgramSpec {
   commissionType: "percent";
   commissionRate: number;
   holdDays: number;
+  stripeAccountId: string;
   partners: [PartnerSpec, PartnerSpec];
   /** Belongs to the first partner. */
   disabledLink: string;
@@ -71,6 +86,7 @@ export const DEMO_PROGRAMS: readonly ProgramSpec[] = [
     commissionType: "percent",
     commissionRate: 20,
     holdDays: 0,
+    stripeAccountId: "acct_demo_1",
     partners: [
       { name: "Demo Partner A", email: "demo-partner-a@partners.example", link: "code-a" },
       { name: "Demo Partner B", email: "demo-partner-b@partners.example", link: "code-b" },
@@ -85,6 +101,7 @@ export const DEMO_PROGRAMS: readonly ProgramSpec[] = [
     commissionType: "percent",
     commissionRate: 20,
     holdDays: 30,
+    stripeAccountId: "acct_demo_2",
     partners: [
       { name: "Demo Partner C", email: "demo-partner-c@partners.example", link: "code-c" },
       { name: "Demo Partner D", email: "demo-partner-d@partners.example", link: "code-d" },
@@ -121,7 +138,11 @@ export async function seedDemo(endpoint: Query, options: SeedOptions): Promise<D
   const advertiserId = await findOrCreateAdvertiser(endpoint, DEMO_ADVERTISER);
   const programs: DemoProgram[] = [];
   for (const spec of DEMO_PROGRAMS) {
-    const program = await upsertProgram(endpoint, advertiserId, spec, allowedOrigins);
+    const connected =
+      spec === DEMO_PROGRAMS[0] && options.stripeAccountId
+        ? { ...spec, stripeAccountId: options.stripeAccountId }
+        : spec;
+    const program = await upsertProgram(endpoint, advertiserId, connected, allowedOrigins);
     const partnerIds: number[] = [];
     for (const partner of spec.partners) {
       const partnerId = await upsertPartner(endpoint, partner);
@@ -159,11 +180,18 @@ export async function seedDemo(endpoint: Query, options: SeedOptions): Promise<D
       active_links: [spec.partners[0].link, spec.partners[1].link],
       disabled_link: spec.disabledLink,
       allowed_origins: program.allowedOrigins,
+      stripe_account_id: program.stripeAccountId,
     });
   }
 
   await writeStoredKeys(options.dataDir, next);
-  return { base_url: options.baseUrl, sql_endpoint_url: endpoint.url, programs };
+  return {
+    base_url: options.baseUrl,
+    sql_endpoint_url: endpoint.url,
+    stripe_events_url: `${options.baseUrl}/webhooks/stripe`,
+    stripe_webhook_secret: options.stripeWebhookSecret ?? DEV_STRIPE_WEBHOOK_SECRET,
+    programs,
+  };
 }
 
 async function findOrCreateAdvertiser(endpoint: Query, name: string): Promise<number> {
@@ -184,6 +212,7 @@ interface ProgramRow {
   commissionRate: number;
   holdDays: number;
   allowedOrigins: string[];
+  stripeAccountId: string;
 }
 
 async function upsertProgram(
@@ -209,10 +238,10 @@ async function upsertProgram(
     `update programs
         set domain = $2, lead_auth_policy = $3, attribution_window_days = $4, commission_type = $5,
             commission_rate = $6, duration_months = 0, hold_days = $7, allowed_origins = $8::text[],
-            updated_at = now()
+            stripe_account_id = $9, updated_at = now()
       where id = $1
       returning id, lead_auth_policy, attribution_window_days, commission_type, commission_rate, hold_days,
-                array_to_json(allowed_origins) as allowed_origins`,
+                array_to_json(allowed_origins) as allowed_origins, stripe_account_id`,
     [
       id,
       spec.domain,
@@ -222,6 +251,7 @@ async function upsertProgram(
       spec.commissionRate,
       spec.holdDays,
       allowedOrigins,
+      spec.stripeAccountId,
     ],
   );
   const row = required(updated.rows[0], "program update");
@@ -233,6 +263,7 @@ async function upsertProgram(
     commissionRate: Number(row.commission_rate),
     holdDays: Number(row.hold_days),
     allowedOrigins: JSON.parse(String(row.allowed_origins)) as string[],
+    stripeAccountId: String(row.stripe_account_id),
   };
 }
 

@@ -5,5 +5,6 @@ export * from "./events.ts";
 export * from "./notifications.ts";
 export * from "./partners.ts";
 export * from "./programs.ts";
+export * from "./stripe-events.ts";
 export * from "./visits.ts";
 export * from "./workspaces.ts";

@@ -2,12 +2,13 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import Stripe from "stripe";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type LocalStack, startLocalStack } from "../../dev/local-stack.ts";
-import { type Demo, seedDemo } from "../../dev/seed.ts";
+import { DEV_STRIPE_WEBHOOK_SECRET, type Demo, seedDemo } from "../../dev/seed.ts";
 
-// `npm run dev` end to end, in-process: SQL endpoint on PGlite in a temp folder, demo seed, the API
-// worker built by esbuild and served by Miniflare on a free loopback port.
+// `npm run dev` end to end, in-process: SQL endpoint on PGlite in a temp folder, demo seed, the API and
+// events workers built by esbuild and served by Miniflare on a free loopback port.
 
 let dataDir: string;
 let stack: LocalStack | undefined;
@@ -90,6 +91,8 @@ describe("local stack (npm run dev)", () => {
     const s = stack!;
     expect(demo.base_url).toBe(s.baseUrl);
     expect(demo.sql_endpoint_url).toBe(s.sql.url);
+    expect(demo.stripe_events_url).toBe(`${s.baseUrl}/webhooks/stripe`);
+    expect(demo.stripe_webhook_secret).toBe(DEV_STRIPE_WEBHOOK_SECRET);
     expect(demo).toEqual(s.demo);
     const origins = [`http://localhost:${s.port}`, `http://127.0.0.1:${s.port}`, "http://localhost:3000"];
     const common = {
@@ -105,6 +108,7 @@ describe("local stack (npm run dev)", () => {
       hold_days: 0,
       active_links: ["code-a", "code-b"],
       disabled_link: "code-off",
+      stripe_account_id: "acct_demo_1",
       ...common,
     });
     expect(demo.programs[1]).toMatchObject({
@@ -113,6 +117,7 @@ describe("local stack (npm run dev)", () => {
       hold_days: 30,
       active_links: ["code-c", "code-d"],
       disabled_link: "code-off-2",
+      stripe_account_id: "acct_demo_2",
       ...common,
     });
     for (const program of demo.programs) {
@@ -144,6 +149,56 @@ describe("local stack (npm run dev)", () => {
     });
     expect(result.status).toBe(410);
     expect(result.body).toMatchObject({ success: false, error: { code: "link_disabled" } });
+  });
+
+  it("routes /webhooks/* to the events worker, which records a signed event of a demo account", async () => {
+    const program = demo.programs[0]!;
+    const clicked = await click(stack!.baseUrl, { affiliate_url: affiliateUrl(program.active_links[0]) });
+    const paymentIntent = `pi_local_${Date.now()}`;
+    const payload = JSON.stringify({
+      id: `evt_local_${Date.now()}`,
+      object: "event",
+      account: program.stripe_account_id,
+      api_version: "2026-10-28.endive",
+      created: Math.floor(Date.now() / 1000),
+      livemode: true,
+      type: "checkout.session.completed",
+      data: {
+        object: {
+          id: `cs_local_${Date.now()}`,
+          object: "checkout.session",
+          mode: "payment",
+          payment_status: "paid",
+          amount_total: 5000,
+          currency: "usd",
+          customer: "cus_local",
+          customer_details: { email: "local@example.com" },
+          payment_intent: paymentIntent,
+          metadata: { service_click_id: String(clicked.body.click_id) },
+        },
+      },
+    });
+    const send = (signature: string) =>
+      fetch(demo.stripe_events_url, {
+        method: "POST",
+        headers: { "Content-Type": "application/json", "Stripe-Signature": signature },
+        body: payload,
+      });
+    const signature = Stripe.webhooks.generateTestHeaderString({
+      payload,
+      secret: demo.stripe_webhook_secret,
+    });
+    const accepted = await send(signature);
+    expect(accepted.status).toBe(200);
+    expect(await accepted.json()).toMatchObject({ received: true, outcome: "recorded" });
+    const { rows } = await stack!.sql.query(
+      "select source, program_id from affiliate_sale_events where processor_event_id = $1",
+      [paymentIntent],
+    );
+    expect(rows.map((r) => [r.source, Number(r.program_id)])).toEqual([["stripe", program.program_id]]);
+
+    const forged = await send(Stripe.webhooks.generateTestHeaderString({ payload, secret: "whsec_wrong" }));
+    expect(forged.status).toBe(400);
   });
 
   it("serves the OpenAPI document", async () => {

@@ -15,6 +15,7 @@ import {
 } from "../../commissions/commission-policy.ts";
 import { type ApiError, platformError } from "../../errors/api-error.ts";
 import { type Currency, isSupportedCurrency } from "../../money.ts";
+import type { StoredEmail } from "../email.ts";
 import { occurredAtMessage, type SaleRequest, saleRequiredMessages } from "./sale-request.ts";
 
 const dayMs = 86_400_000;
@@ -46,7 +47,7 @@ export interface SaleClick {
 
 export interface SaleFacts {
   key: ApiKeyRecord | null;
-  program: (ProgramTerms & { id: number; attributionWindowDays: number; holdDays: number }) | null;
+  program: SaleProgram | null;
   productRule: ProductRule | null;
   existingSaleId: number | null;
   customerByKey: SaleCustomer | null;
@@ -79,12 +80,38 @@ export interface SaleRow {
   providerPaymentId: string | null;
   livemode: boolean | null;
   isTest: boolean;
+  /** Which path recorded it: the sale endpoint (`api`) or the payments provider's events (`stripe`). */
+  source: SaleSource;
+}
+
+export type SaleSource = "api" | "stripe";
+
+/**
+ * What a payment event adds to the customer it converts (the sale endpoint adds none of it): the buyer's
+ * provider customer id and email (kept when the customer already has them), and the provisional leads of
+ * the customer's click, which the payment settles.
+ */
+export interface CustomerExtras {
+  providerCustomerId?: string | null;
+  email?: StoredEmail | null;
+  /** Saved on a new customer (from its provisional lead); an existing one keeps its own. */
+  customerKey?: string | null;
+  /** A new customer's signup (its provisional lead's time); the attribution window is measured to it. */
+  signedUpAt?: Date | null;
+  /** Mark the open provisional leads of this (program, click) settled, with the customer's id. */
+  settleProvisionalOf?: { programId: number; clickId: string } | null;
 }
 
 export type CustomerWrite =
   | { kind: "none" }
-  | { kind: "create"; programId: number; partnerId: number; clickId: string; clickedAt: Date }
-  | { kind: "update"; id: number; expectedFirstCommissionAt: Date | null };
+  | ({
+      kind: "create";
+      programId: number;
+      partnerId: number;
+      clickId: string;
+      clickedAt: Date;
+    } & CustomerExtras)
+  | ({ kind: "update"; id: number; expectedFirstCommissionAt: Date | null } & CustomerExtras);
 
 export type SaleDecision =
   | { outcome: "refused"; error: ApiError; rotation: KeyRotation | null }
@@ -154,10 +181,8 @@ export function decideSale(input: SaleInput, facts: SaleFacts): SaleDecision {
     );
   }
 
-  const saleRow = (partnerId: number | null, isTest: boolean): SaleRow => ({
+  const sale: SaleDetails = {
     processorEventId: body.transaction_id ?? testTransactionId(now),
-    programId: program.id,
-    partnerId,
     amountCents: body.amount_cents ?? 0,
     taxCents: body.tax_cents ?? null,
     currency,
@@ -171,27 +196,78 @@ export function decideSale(input: SaleInput, facts: SaleFacts): SaleDecision {
     provider: body.provider ?? null,
     providerPaymentId: body.provider_payment_id ?? null,
     livemode: body.livemode ?? null,
-    isTest,
-  });
+    source: "api",
+  };
 
-  if (test) {
-    // A test sale is stored flagged and touches no customer, commission or balance.
-    return {
-      outcome: "record",
-      rotation,
-      programId: program.id,
-      sale: saleRow(null, true),
-      customer: { kind: "none" },
-      commission: null,
-      refuseAfterWrite: null,
-      message: "Test sale recorded",
-      test: true,
-    };
-  }
+  if (test) return testSaleDecision(program.id, sale, rotation);
 
   const resolved = resolveCustomer(facts, program.id);
   if ("error" in resolved) return refuse(resolved.error);
-  const { customer, clickedAt, partnerId, partnerIsMember } = resolved;
+  return decideAttributedSale({
+    program,
+    productRule: facts.productRule,
+    sale,
+    resolution: resolved,
+    now,
+    rotation,
+  });
+}
+
+/** A sale as recorded, before attribution decides its partner (and whether it is a test). */
+export type SaleDetails = Omit<SaleRow, "programId" | "partnerId" | "isTest">;
+
+export type SaleProgram = ProgramTerms & { id: number; attributionWindowDays: number; holdDays: number };
+
+/** The customer a sale is attributed to: an existing one, or one to create from a click. */
+export interface CustomerResolution {
+  customer: Exclude<CustomerWrite, { kind: "none" }>;
+  existing: SaleCustomer | null;
+  clickedAt: Date | null;
+  partnerId: number | null;
+  partnerIsMember: boolean;
+}
+
+/** A test sale is stored flagged and touches no customer, commission or balance. */
+export function testSaleDecision(
+  programId: number,
+  sale: SaleDetails,
+  rotation: KeyRotation | null,
+): SaleDecision {
+  return {
+    outcome: "record",
+    rotation,
+    programId,
+    sale: { ...sale, programId, partnerId: null, isTest: true },
+    customer: { kind: "none" },
+    commission: null,
+    refuseAfterWrite: null,
+    message: "Test sale recorded",
+    test: true,
+  };
+}
+
+/**
+ * The attribution and commission rules shared by the sale endpoint and the payments provider's events,
+ * once each has resolved the customer its own way: a customer without a partner (stored, answers 400), the
+ * partner-program relationship, the attribution window until the first conversion, and the commission
+ * terms (one-time or recurring, per-product rule, hold period).
+ */
+export function decideAttributedSale(input: {
+  program: SaleProgram;
+  productRule: ProductRule | null;
+  sale: SaleDetails;
+  resolution: CustomerResolution;
+  now: Date;
+  rotation: KeyRotation | null;
+}): SaleDecision {
+  const { program, sale, resolution, now, rotation } = input;
+  const { customer, clickedAt, partnerId, partnerIsMember } = resolution;
+  const row = (partner: number | null): SaleRow => ({
+    ...sale,
+    programId: program.id,
+    partnerId: partner,
+    isTest: false,
+  });
 
   if (partnerId === null) {
     // The spec's contract: the sale is stored, so a resend gives 409.
@@ -199,21 +275,27 @@ export function decideSale(input: SaleInput, facts: SaleFacts): SaleDecision {
       outcome: "record",
       rotation,
       programId: program.id,
-      sale: saleRow(null, false),
-      customer: customer.kind === "update" ? { ...customer } : customer,
+      sale: row(null),
+      customer,
       commission: null,
       refuseAfterWrite: noAttribution("partnerId required to create commission"),
       message: "",
       test: false,
     };
   }
-  if (!partnerIsMember)
-    return refuse(noAttribution("No partner-program relationship found for this customer"));
+  if (!partnerIsMember) {
+    return {
+      outcome: "refused",
+      error: noAttribution("No partner-program relationship found for this customer"),
+      rotation,
+    };
+  }
 
-  const existing = customer.kind === "update" ? resolved.existing : null;
+  const existing = resolution.existing;
   if (!existing?.firstConvertedAt && clickedAt) {
     // Until the first conversion, the click must be within the window of the signup (or of this payment).
-    const reference = existing?.signedUpAt ?? now;
+    const signedUpAt = existing ? existing.signedUpAt : (customer.signedUpAt ?? null);
+    const reference = signedUpAt ?? now;
     if (reference.getTime() - clickedAt.getTime() > program.attributionWindowDays * dayMs) {
       return {
         outcome: "not_attributed",
@@ -224,11 +306,15 @@ export function decideSale(input: SaleInput, facts: SaleFacts): SaleDecision {
     }
   }
 
-  const policy = policyFor(program, facts.productRule);
+  const policy = policyFor(program, input.productRule);
   const eligibility = commissionEligibility(policy, existing?.firstCommissionAt ?? null, now);
-  const amountCents = body.amount_cents as number;
   const commission = eligibility.eligible
-    ? planCommission(policy, { amountCents, currency }, program.holdDays, now)
+    ? planCommission(
+        policy,
+        { amountCents: sale.amountCents, currency: sale.currency },
+        program.holdDays,
+        now,
+      )
     : null;
   const message = eligibility.eligible
     ? "Sale recorded and commission created"
@@ -239,7 +325,7 @@ export function decideSale(input: SaleInput, facts: SaleFacts): SaleDecision {
     outcome: "record",
     rotation,
     programId: program.id,
-    sale: saleRow(partnerId, false),
+    sale: row(partnerId),
     customer,
     commission,
     refuseAfterWrite: null,
@@ -248,34 +334,33 @@ export function decideSale(input: SaleInput, facts: SaleFacts): SaleDecision {
   };
 }
 
-type Resolution =
-  | { error: ApiError }
-  | {
-      customer: CustomerWrite;
-      existing: SaleCustomer | null;
-      clickedAt: Date | null;
-      partnerId: number | null;
-      partnerIsMember: boolean;
-    };
+type Resolution = { error: ApiError } | CustomerResolution;
 
-/** Attribution through `customer_key` first, then `click_id` (spec: sale body). */
-function resolveCustomer(facts: SaleFacts, programId: number): Resolution {
-  const fromExisting = (customer: SaleCustomer): Resolution => ({
-    customer: { kind: "update", id: customer.id, expectedFirstCommissionAt: customer.firstCommissionAt },
+/** The resolution through an existing customer, whatever found it. */
+export function resolutionFromCustomer(
+  customer: SaleCustomer,
+  extras: CustomerExtras = {},
+): CustomerResolution {
+  return {
+    customer: {
+      kind: "update",
+      id: customer.id,
+      expectedFirstCommissionAt: customer.firstCommissionAt,
+      ...extras,
+    },
     existing: customer,
     clickedAt: customer.clickedAt,
     partnerId: customer.partnerId,
     partnerIsMember: customer.partnerIsMember,
-  });
-  if (facts.customerByKey) return fromExisting(facts.customerByKey);
-  const click = facts.click;
-  if (!click || click.isTest) {
-    return { error: noAttribution("Customer not found. Provide customer_key or click_id.") };
-  }
-  if (click.programId !== programId) {
-    return { error: noAttribution("No affiliate attribution found for this customer in this program") };
-  }
-  if (click.customer) return fromExisting(click.customer);
+  };
+}
+
+/** The resolution through a click nobody converted yet: a new customer of the click's partner. */
+export function resolutionFromClick(
+  click: SaleClick,
+  programId: number,
+  extras: CustomerExtras = {},
+): CustomerResolution {
   return {
     customer: {
       kind: "create",
@@ -283,10 +368,25 @@ function resolveCustomer(facts: SaleFacts, programId: number): Resolution {
       partnerId: click.partnerId,
       clickId: click.clickId,
       clickedAt: click.createdAt,
+      ...extras,
     },
     existing: null,
     clickedAt: click.createdAt,
     partnerId: click.partnerId,
     partnerIsMember: click.partnerIsMember,
   };
+}
+
+/** Attribution through `customer_key` first, then `click_id` (spec: sale body). */
+function resolveCustomer(facts: SaleFacts, programId: number): Resolution {
+  if (facts.customerByKey) return resolutionFromCustomer(facts.customerByKey);
+  const click = facts.click;
+  if (!click || click.isTest) {
+    return { error: noAttribution("Customer not found. Provide customer_key or click_id.") };
+  }
+  if (click.programId !== programId) {
+    return { error: noAttribution("No affiliate attribution found for this customer in this program") };
+  }
+  if (click.customer) return resolutionFromCustomer(click.customer);
+  return resolutionFromClick(click, programId);
 }

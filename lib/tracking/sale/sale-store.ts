@@ -11,14 +11,15 @@ type Recorded = Extract<SaleDecision, { outcome: "record" }>;
 const date = (value: unknown): Date | null =>
   value === null || value === undefined ? null : new Date(String(value));
 
-const customerColumns = sql`
+/** The columns `customerFrom` reads, for any query that selects customers as `c`. */
+export const customerColumns = sql`
   c.id, c.program_id, c.partner_id, c.click_id, c.clicked_at, c.signed_up_at, c.first_converted_at,
   c.first_commission_at,
   exists (select 1 from program_partners pp
           where pp.program_id = c.program_id and pp.partner_id = c.partner_id and pp.status = 'active')
     as partner_is_member`;
 
-function customerFrom(row: Row | undefined): SaleCustomer | null {
+export function customerFrom(row: Row | undefined): SaleCustomer | null {
   if (!row) return null;
   return {
     id: Number(row.id),
@@ -124,13 +125,17 @@ function customerStatement(decision: Recorded, now: string): SQL | null {
   const c = decision.customer;
   const firstCommissionAt = decision.commission ? now : null;
   if (c.kind === "create") {
+    const signedUpAt = c.signedUpAt?.toISOString() ?? null;
     return sql`
       with created as (
-        insert into customers (program_id, partner_id, click_id, clicked_at, status, first_converted_at,
+        insert into customers (program_id, partner_id, click_id, clicked_at, status, customer_key, email_hash,
+                               email_masked, provider_customer_id, signed_up_at, first_converted_at,
                                first_commission_at, created_at, updated_at)
         values (${c.programId}::int, ${c.partnerId}::int, ${c.clickId}, ${c.clickedAt.toISOString()}::timestamptz,
-                'converted', ${now}::timestamptz, ${firstCommissionAt}::timestamptz, ${now}::timestamptz,
-                ${now}::timestamptz)
+                'converted', ${c.customerKey ?? null}::text, ${c.email?.hash ?? null}::text,
+                ${c.email?.masked ?? null}::text, ${c.providerCustomerId ?? null}::text,
+                ${signedUpAt}::timestamptz, ${now}::timestamptz, ${firstCommissionAt}::timestamptz,
+                ${now}::timestamptz, ${now}::timestamptz)
         on conflict do nothing
         returning id)
       select guard(exists (select 1 from created), 'customer created meanwhile')`;
@@ -146,6 +151,9 @@ function customerStatement(decision: Recorded, now: string): SQL | null {
         set status = 'converted',
             first_converted_at = coalesce(first_converted_at, ${now}::timestamptz),
             first_commission_at = coalesce(first_commission_at, ${firstCommissionAt}::timestamptz),
+            provider_customer_id = coalesce(provider_customer_id, ${c.providerCustomerId ?? null}::text),
+            email_hash = coalesce(email_hash, ${c.email?.hash ?? null}::text),
+            email_masked = case when email_hash is null then ${c.email?.masked ?? null}::text else email_masked end,
             updated_at = ${now}::timestamptz
         where id = ${c.id}::bigint
           and date_trunc('milliseconds', first_commission_at) is not distinct from ${expected}::timestamptz
@@ -153,6 +161,18 @@ function customerStatement(decision: Recorded, now: string): SQL | null {
       select guard(exists (select 1 from updated), 'customer changed meanwhile')`;
   }
   return null;
+}
+
+/** A payment settles the open provisional leads of the customer's click (spec section 3, Lead). */
+function settleProvisionalStatement(decision: Recorded, now: string): SQL | null {
+  const c = decision.customer;
+  if (c.kind === "none" || !c.settleProvisionalOf) return null;
+  const { programId, clickId } = c.settleProvisionalOf;
+  return sql`
+    update affiliate_lead_events
+    set settled_at = ${now}::timestamptz, customer_id = ${customerIdExpression(decision)}
+    where program_id = ${programId}::int and click_id = ${clickId}::text
+      and provisional and settled_at is null and not is_test`;
 }
 
 function saleInsert(decision: Recorded, now: string, needsCommission: boolean): SQL {
@@ -168,7 +188,7 @@ function saleInsert(decision: Recorded, now: string, needsCommission: boolean): 
        ${s.lineItems === null ? null : JSON.stringify(s.lineItems)}::jsonb, ${s.isRecurring}::boolean,
        ${s.subscriptionId}::text, ${s.subscriptionInterval}::text, ${s.productId}::text,
        ${s.occurredAt?.toISOString() ?? null}::timestamptz, ${s.provider}::text, ${s.providerPaymentId}::text,
-       ${s.livemode}::boolean, 'api', ${needsCommission}::boolean, ${s.isTest}::boolean, ${now}::timestamptz)`;
+       ${s.livemode}::boolean, ${s.source}, ${needsCommission}::boolean, ${s.isTest}::boolean, ${now}::timestamptz)`;
 }
 
 function commissionStatements(decision: Recorded, now: Date): SQL[] {
@@ -207,7 +227,9 @@ export async function writeSale(
   const at = now.toISOString();
   const needsCommission = !options.withCommission && decision.commission !== null;
   const statements: SQL[] = [
-    ...[customerStatement(decision, at)].filter((s): s is SQL => s !== null),
+    ...[customerStatement(decision, at), settleProvisionalStatement(decision, at)].filter(
+      (s): s is SQL => s !== null,
+    ),
     saleInsert(decision, at, needsCommission),
     ...(options.withCommission ? commissionStatements(decision, now) : []),
     sql`

@@ -1,0 +1,134 @@
+/**
+ * The payments provider's events worker (spec section 6): receives the connected accounts' events at
+ * `POST /webhooks/stripe`, verifies their signature on the raw body, and records sales and reversals with
+ * the same rules and writes as the sale and refund endpoints. Answers: 400 bad signature (nothing
+ * recorded); 200 handled, ignored or replayed; 409 the same event is being processed by another delivery;
+ * 500 failure (the provider retries; every write is idempotent, so nothing is doubled).
+ */
+import Stripe from "stripe";
+import { z } from "zod";
+import { systemClock } from "../../lib/clock.ts";
+import { readConfig } from "../../lib/config/env.ts";
+import { databaseFor } from "../../lib/db/client.ts";
+import { publishNotifications } from "../../lib/notifications/publish.ts";
+import { claimEvent, completeEvent, failEvent } from "../../lib/stripe/event-claims.ts";
+import { processPayment, processReversal } from "../../lib/stripe/process-event.ts";
+import { classifyEvent, isHandledEventType } from "../../lib/stripe/provider-events.ts";
+
+export interface StripeEventsBindings {
+  DATABASE_URL: string;
+  NEON_FETCH_ENDPOINT?: string;
+  STRIPE_WEBHOOK_SECRET: string;
+  NOTIFICATIONS?: Queue<unknown>;
+}
+
+const webhookPath = "/webhooks/stripe";
+
+const SecretSchema = z.string().min(1, "STRIPE_WEBHOOK_SECRET is required");
+
+// Once per isolate. Only webhook verification is used: no API call is made, so no secret key is needed.
+const stripe = new Stripe("sk_unused_webhooks_only", { httpClient: Stripe.createFetchHttpClient() });
+const cryptoProvider = Stripe.createSubtleCryptoProvider();
+
+function json(status: number, body: Record<string, unknown>): Response {
+  return Response.json(body, { status });
+}
+
+function log(level: "info" | "warn" | "error", msg: string, fields: Record<string, unknown> = {}): void {
+  const line = JSON.stringify({ level, msg, ...fields });
+  if (level === "error") console.error(line);
+  else console.log(line);
+}
+
+async function handleWebhook(
+  request: Request,
+  env: StripeEventsBindings,
+  ctx: ExecutionContext,
+): Promise<Response> {
+  const secret = SecretSchema.parse(env.STRIPE_WEBHOOK_SECRET);
+  const signature = request.headers.get("stripe-signature");
+  const rawBody = await request.text();
+  let event: Stripe.Event;
+  try {
+    if (!signature) throw new Error("no Stripe-Signature header");
+    event = await stripe.webhooks.constructEventAsync(rawBody, signature, secret, undefined, cryptoProvider);
+  } catch (error) {
+    log("warn", "webhook signature rejected", { error: String(error) });
+    return json(400, {
+      error: { code: "invalid_signature", message: "Webhook signature verification failed" },
+    });
+  }
+
+  const fields = { event_id: event.id, type: event.type, account: event.account ?? null };
+  if (!isHandledEventType(event.type)) {
+    return json(200, { received: true, outcome: "ignored", reason: "event type not handled" });
+  }
+  const accountId = event.account;
+  if (!accountId) {
+    log("info", "event ignored: no connected account", fields);
+    return json(200, { received: true, outcome: "ignored", reason: "no connected account" });
+  }
+
+  const db = databaseFor(readConfig(env));
+  const now = systemClock.now();
+  const claim = await claimEvent(db, {
+    eventId: event.id,
+    type: event.type,
+    accountId,
+    livemode: event.livemode,
+    now,
+  });
+  if (claim.kind === "unknown_account") {
+    log("info", "event ignored: account connected to no program", fields);
+    return json(200, { received: true, outcome: "ignored", reason: "unknown account" });
+  }
+  if (claim.kind === "completed") {
+    return json(200, { received: true, outcome: "already_processed" });
+  }
+  if (claim.kind === "in_progress") {
+    return json(409, {
+      error: { code: "in_progress", message: "This event is being processed; retry later" },
+    });
+  }
+
+  const ids = { eventId: event.id, programId: claim.programId };
+  try {
+    const classified = classifyEvent(event);
+    const processed =
+      classified.action === "payment"
+        ? await processPayment(db, ids, classified.payment, now)
+        : classified.action === "reversal"
+          ? await processReversal(db, ids, classified.reversal, now)
+          : { outcome: "skipped", detail: { reason: classified.reason }, notifications: [] };
+    if (classified.action === "skip") log("info", "event skipped", { ...fields, reason: classified.reason });
+    await completeEvent(db, event.id, claim.attempts, processed.outcome, now);
+    publishNotifications(env.NOTIFICATIONS, ctx, processed.notifications);
+    return json(200, { received: true, outcome: processed.outcome, ...processed.detail });
+  } catch (error) {
+    log("error", "event processing failed", { ...fields, attempt: claim.attempts, error: String(error) });
+    await failEvent(db, event.id, claim.attempts, String(error)).catch((failure: unknown) =>
+      log("error", "could not mark the event failed", { ...fields, error: String(failure) }),
+    );
+    return json(500, { error: { code: "internal_error", message: "Event processing failed" } });
+  }
+}
+
+export default {
+  async fetch(request, env, ctx) {
+    const url = new URL(request.url);
+    if (url.pathname !== webhookPath)
+      return json(404, { error: { code: "not_found", message: "Not found" } });
+    if (request.method !== "POST") {
+      return new Response(JSON.stringify({ error: { code: "method_not_allowed", message: "Use POST" } }), {
+        status: 405,
+        headers: { "Content-Type": "application/json", Allow: "POST" },
+      });
+    }
+    try {
+      return await handleWebhook(request, env, ctx);
+    } catch (error) {
+      log("error", "webhook failed", { error: String(error) });
+      return json(500, { error: { code: "internal_error", message: "Event processing failed" } });
+    }
+  },
+} satisfies ExportedHandler<StripeEventsBindings>;

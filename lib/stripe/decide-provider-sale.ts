@@ -1,0 +1,185 @@
+import type { ProductRule } from "../commissions/commission-policy.ts";
+import { isSupportedCurrency } from "../money.ts";
+import type { StoredEmail } from "../tracking/email.ts";
+import {
+  type CustomerExtras,
+  type CustomerResolution,
+  decideAttributedSale,
+  resolutionFromClick,
+  resolutionFromCustomer,
+  type SaleClick,
+  type SaleCustomer,
+  type SaleDecision,
+  type SaleDetails,
+  type SaleProgram,
+  testSaleDecision,
+} from "../tracking/sale/decide-sale.ts";
+import type { ProviderPayment } from "./provider-events.ts";
+
+/** A click found for a payment, with the earliest open provisional lead of that click (if any). */
+export interface ProviderClick extends SaleClick {
+  provisionalLead: {
+    customerKey: string | null;
+    email: StoredEmail | null;
+    createdAt: Date;
+    /** Another customer of the program already holds this `customer_key`. */
+    keyHeld: boolean;
+  } | null;
+}
+
+/** Everything the attribution of one payment needs (one read, see `provider-sale-store.ts`). */
+export interface ProviderSaleFacts {
+  program: SaleProgram;
+  productRule: ProductRule | null;
+  existingSale: { id: number; programId: number; source: string } | null;
+  /** Step 1: metadata `service_click_id`, resolved to the visitor's original click (any program). */
+  click: ProviderClick | null;
+  /** Step 2: the customer whose lead carried the buyer's email, or a provisional lead's click. */
+  customerByEmail: SaleCustomer | null;
+  emailLeadClick: ProviderClick | null;
+  /** Step 3: the customer an earlier attributed payment saved the provider customer id on. */
+  customerByProviderId: SaleCustomer | null;
+  /** Step 4: `client_reference_id` read as a click id. */
+  referenceClick: ProviderClick | null;
+  /** Step 5: metadata `service_customer_key`: the customer holding it, or a provisional lead's click. */
+  customerByKey: SaleCustomer | null;
+  keyLeadClick: ProviderClick | null;
+  /** `service_customer_key` is known in another program and not in this one. */
+  keyElsewhere: boolean;
+}
+
+export type AttributionStep =
+  | "service_click_id"
+  | "email"
+  | "provider_customer_id"
+  | "client_reference_id"
+  | "service_customer_key";
+
+export type ProviderSaleDecision =
+  | { outcome: "skipped"; reason: string }
+  | { outcome: "duplicate"; saleId: number; source: string }
+  | { outcome: "not_attributed"; reason: string }
+  | {
+      outcome: "record";
+      decision: Extract<SaleDecision, { outcome: "record" }>;
+      attributedBy: AttributionStep | null;
+    };
+
+/**
+ * A payment event's sale: the attribution order of spec section 6, then the same attribution and
+ * commission rules as the sale endpoint (`decideAttributedSale`). `email` is the buyer's, already hashed.
+ */
+export function decideProviderSale(
+  payment: ProviderPayment,
+  facts: ProviderSaleFacts,
+  email: StoredEmail | null,
+  context: { eventId: string; now: Date },
+): ProviderSaleDecision {
+  const { program } = facts;
+  if (!isSupportedCurrency(payment.currency)) {
+    return { outcome: "skipped", reason: `currency ${payment.currency} is not supported` };
+  }
+  if (facts.existingSale) {
+    return { outcome: "duplicate", saleId: facts.existingSale.id, source: facts.existingSale.source };
+  }
+  const sale: SaleDetails = {
+    processorEventId: payment.paymentId,
+    amountCents: payment.amountCents,
+    taxCents: payment.taxCents,
+    currency: payment.currency,
+    saleType: payment.kind === "invoice" ? "subscription" : "payment",
+    lineItems: { stripe_object_id: payment.objectId, stripe_event_id: context.eventId },
+    isRecurring: payment.kind === "invoice",
+    subscriptionId: payment.subscriptionId,
+    subscriptionInterval: payment.subscriptionInterval,
+    productId: payment.productId,
+    occurredAt: null,
+    provider: "stripe",
+    providerPaymentId: payment.paymentId,
+    livemode: payment.livemode,
+    source: "stripe",
+  };
+  if (!payment.livemode) {
+    const decision = testSaleDecision(program.id, sale, null);
+    if (decision.outcome !== "record") throw new Error("a test sale is always recorded");
+    return { outcome: "record", decision, attributedBy: null };
+  }
+
+  const mismatch = programMismatch(payment, facts);
+  if (mismatch) return { outcome: "not_attributed", reason: mismatch };
+
+  const found = resolve(payment, facts, email);
+  if (!found) return { outcome: "not_attributed", reason: "no click, lead or customer matches this payment" };
+  const decision = decideAttributedSale({
+    program,
+    productRule: facts.productRule,
+    sale,
+    resolution: found.resolution,
+    now: context.now,
+    rotation: null,
+  });
+  if (decision.outcome === "refused") return { outcome: "not_attributed", reason: decision.error.message };
+  if (decision.outcome === "not_attributed") return { outcome: "not_attributed", reason: decision.message };
+  return { outcome: "record", decision, attributedBy: found.step };
+}
+
+/** The three metadata keys must reference the account's program (spec section 6). */
+function programMismatch(payment: ProviderPayment, facts: ProviderSaleFacts): string | null {
+  const { metadata } = payment;
+  const programId = facts.program.id;
+  if (metadata.programId !== null && metadata.programId !== String(programId)) {
+    return `metadata program_id ${metadata.programId} is not the connected account's program ${programId}`;
+  }
+  if (metadata.clickId !== null && facts.click && facts.click.programId !== programId) {
+    return `metadata service_click_id belongs to program ${facts.click.programId}, not ${programId}`;
+  }
+  if (metadata.customerKey !== null && facts.keyElsewhere && !facts.customerByKey && !facts.keyLeadClick) {
+    return `metadata service_customer_key belongs to another program than ${programId}`;
+  }
+  return null;
+}
+
+function resolve(
+  payment: ProviderPayment,
+  facts: ProviderSaleFacts,
+  email: StoredEmail | null,
+): { step: AttributionStep; resolution: CustomerResolution } | null {
+  const programId = facts.program.id;
+  const extras: CustomerExtras = { providerCustomerId: payment.providerCustomerId, email };
+  const live = (click: ProviderClick | null) =>
+    click && !click.isTest && click.programId === programId ? click : null;
+  const fromCustomer = (customer: SaleCustomer): CustomerResolution =>
+    resolutionFromCustomer(customer, {
+      ...extras,
+      settleProvisionalOf: customer.clickId ? { programId, clickId: customer.clickId } : null,
+    });
+  const fromClick = (click: ProviderClick): CustomerResolution => {
+    if (click.customer) return fromCustomer(click.customer);
+    // A new customer, made as a settling lead would make it: the provisional lead's key, email and time.
+    const lead = click.provisionalLead;
+    return resolutionFromClick(click, programId, {
+      ...extras,
+      email: email ?? lead?.email ?? null,
+      customerKey: lead && !lead.keyHeld ? lead.customerKey : null,
+      signedUpAt: lead?.createdAt ?? null,
+      settleProvisionalOf: { programId, clickId: click.clickId },
+    });
+  };
+
+  const click = live(facts.click);
+  if (click) return { step: "service_click_id", resolution: fromClick(click) };
+  if (facts.customerByEmail) return { step: "email", resolution: fromCustomer(facts.customerByEmail) };
+  const emailLead = live(facts.emailLeadClick);
+  if (emailLead) return { step: "email", resolution: fromClick(emailLead) };
+  if (facts.customerByProviderId) {
+    return { step: "provider_customer_id", resolution: fromCustomer(facts.customerByProviderId) };
+  }
+  const reference = payment.metadata.hasClickKey ? null : live(facts.referenceClick);
+  if (reference) return { step: "client_reference_id", resolution: fromClick(reference) };
+  if (facts.customerByKey) {
+    return { step: "service_customer_key", resolution: fromCustomer(facts.customerByKey) };
+  }
+  const keyLead = live(facts.keyLeadClick);
+  if (keyLead) return { step: "service_customer_key", resolution: fromClick(keyLead) };
+  return null;
+}

@@ -1,0 +1,329 @@
+import { z } from "zod";
+
+/**
+ * The payments provider's events, reduced to what the service records. Parsing is lenient on purpose:
+ * a connected account's events come in the API version of the platform's webhook endpoint, so fields moved
+ * between versions are read from either place (an invoice's subscription metadata under
+ * `parent.subscription_details` or, before 2025, `subscription_details`; its PaymentIntent as
+ * `payment_intent` or in `payments`). Anything we do not understand is skipped, never a 500.
+ */
+
+/** The event types the worker acts on; every other type is acknowledged and ignored. */
+export const handledEventTypes = [
+  "checkout.session.completed",
+  "checkout.session.async_payment_succeeded",
+  "invoice.paid",
+  "invoice.payment_succeeded",
+  "charge.refunded",
+  "charge.dispute.created",
+] as const;
+
+export type HandledEventType = (typeof handledEventTypes)[number];
+
+export function isHandledEventType(type: string): type is HandledEventType {
+  return (handledEventTypes as readonly string[]).includes(type);
+}
+
+/** The three metadata keys the brand attaches (spec section 6). */
+export interface PaymentMetadata {
+  clickId: string | null;
+  customerKey: string | null;
+  /** As sent (a string); must name the account's program. */
+  programId: string | null;
+  /** `service_click_id` is present at all: then `client_reference_id` is not read (attribution step 4). */
+  hasClickKey: boolean;
+}
+
+/** A payment that may become a sale: a paid one-time checkout or a paid subscription invoice. */
+export interface ProviderPayment {
+  kind: "checkout" | "invoice";
+  /** `cs_...` or `in_...`. */
+  objectId: string;
+  /** The dedupe key shared with the sale endpoint: the PaymentIntent id, else the object id. */
+  paymentId: string;
+  amountCents: number;
+  taxCents: number | null;
+  /** Upper case, as the sale endpoint stores it. */
+  currency: string;
+  livemode: boolean;
+  email: string | null;
+  providerCustomerId: string | null;
+  clientReferenceId: string | null;
+  metadata: PaymentMetadata;
+  subscriptionId: string | null;
+  subscriptionInterval: "monthly" | "quarterly" | "annual" | null;
+  productId: string | null;
+}
+
+/** A refund or a dispute of a charge: the reversal logic of the refund endpoint runs on it. */
+export interface ProviderReversal {
+  kind: "refund" | "chargeback";
+  /** Where the sale may be recorded: the charge's PaymentIntent id, then the charge id. */
+  paymentIds: string[];
+  /** The provider's refund id (`re_...`; derived from the charge when the event lists no refund) or dispute id. */
+  reversalId: string;
+  /** The charge's amount (refund) or the disputed amount (chargeback). */
+  chargeAmountCents: number;
+  /** The charge's cumulative refunded amount (refund) or the disputed amount (chargeback). */
+  refundedTotalCents: number;
+  livemode: boolean;
+  /** The dispute's reason, when there is one. */
+  reason: string | null;
+}
+
+export type ClassifiedEvent =
+  | { action: "payment"; payment: ProviderPayment }
+  | { action: "reversal"; reversal: ProviderReversal }
+  | { action: "skip"; reason: string };
+
+const idOf = z
+  .union([z.string(), z.looseObject({ id: z.string() }).transform((o) => o.id)])
+  .nullish()
+  .transform((v) => v ?? null);
+const metadataSchema = z
+  .record(z.string(), z.unknown())
+  .nullish()
+  .transform((m) => m ?? {});
+const text = z
+  .string()
+  .nullish()
+  .transform((v) => (v && v.trim() !== "" ? v.trim() : null));
+const count = z.number().int().nullish();
+
+const sessionSchema = z.looseObject({
+  id: z.string(),
+  mode: z.string().nullish(),
+  payment_status: z.string().nullish(),
+  amount_total: count,
+  currency: z.string().nullish(),
+  livemode: z.boolean().nullish(),
+  customer: idOf,
+  customer_email: text,
+  customer_details: z.looseObject({ email: text }).nullish(),
+  client_reference_id: text,
+  payment_intent: idOf,
+  metadata: metadataSchema,
+  total_details: z.looseObject({ amount_tax: count }).nullish(),
+});
+
+const subscriptionDetails = z
+  .looseObject({ metadata: metadataSchema, subscription: idOf })
+  .nullish()
+  .transform((v) => v ?? null);
+
+const invoiceSchema = z.looseObject({
+  id: z.string(),
+  amount_paid: count,
+  currency: z.string().nullish(),
+  livemode: z.boolean().nullish(),
+  billing_reason: z.string().nullish(),
+  customer: idOf,
+  customer_email: text,
+  payment_intent: idOf,
+  subscription: idOf,
+  subscription_details: subscriptionDetails,
+  parent: z.looseObject({ subscription_details: subscriptionDetails }).nullish(),
+  payments: z
+    .looseObject({
+      data: z
+        .array(
+          z.looseObject({
+            status: z.string().nullish(),
+            payment: z.looseObject({ type: z.string().nullish(), payment_intent: idOf }).nullish(),
+          }),
+        )
+        .nullish(),
+    })
+    .nullish(),
+  tax: count,
+  total_taxes: z.array(z.looseObject({ amount: z.number().int() })).nullish(),
+  lines: z
+    .looseObject({
+      data: z
+        .array(
+          z.looseObject({
+            price: z
+              .looseObject({
+                product: idOf,
+                recurring: z.looseObject({ interval: z.string().nullish(), interval_count: count }).nullish(),
+              })
+              .nullish(),
+            pricing: z.looseObject({ price_details: z.looseObject({ product: idOf }).nullish() }).nullish(),
+          }),
+        )
+        .nullish(),
+    })
+    .nullish(),
+});
+
+const chargeSchema = z.looseObject({
+  id: z.string(),
+  amount: z.number().int(),
+  amount_refunded: z.number().int(),
+  livemode: z.boolean().nullish(),
+  payment_intent: idOf,
+  refunds: z
+    .looseObject({ data: z.array(z.looseObject({ id: z.string(), created: count })).nullish() })
+    .nullish(),
+});
+
+const disputeSchema = z.looseObject({
+  id: z.string(),
+  amount: z.number().int(),
+  charge: idOf,
+  payment_intent: idOf,
+  livemode: z.boolean().nullish(),
+  reason: text,
+});
+
+function metadataOf(raw: Record<string, unknown>): PaymentMetadata {
+  const value = (key: string) => {
+    const v = raw[key];
+    return typeof v === "string" && v.trim() !== "" ? v.trim() : null;
+  };
+  return {
+    clickId: value("service_click_id"),
+    customerKey: value("service_customer_key"),
+    programId: value("program_id"),
+    hasClickKey: value("service_click_id") !== null,
+  };
+}
+
+function intervalOf(
+  recurring: { interval?: string | null; interval_count?: number | null } | null | undefined,
+): ProviderPayment["subscriptionInterval"] {
+  const n = recurring?.interval_count ?? 1;
+  if (recurring?.interval === "month" && n === 1) return "monthly";
+  if (recurring?.interval === "month" && n === 3) return "quarterly";
+  if (recurring?.interval === "year" && n === 1) return "annual";
+  return null;
+}
+
+export interface EventEnvelope {
+  id: string;
+  type: string;
+  livemode: boolean;
+  account?: string | null;
+  data: { object: unknown };
+}
+
+/** What the event asks for, or why it is skipped. Only handled types reach here. */
+export function classifyEvent(event: EventEnvelope): ClassifiedEvent {
+  const object = event.data.object;
+  switch (event.type) {
+    case "checkout.session.completed":
+    case "checkout.session.async_payment_succeeded": {
+      const parsed = sessionSchema.safeParse(object);
+      if (!parsed.success) return { action: "skip", reason: "unreadable checkout session" };
+      const s = parsed.data;
+      if (s.mode !== "payment") {
+        // A subscription's first payment is recorded from its invoice (spec section 6).
+        return { action: "skip", reason: `checkout mode ${s.mode ?? "unknown"} records no sale` };
+      }
+      // A delayed payment method completes the checkout unpaid; it is recorded on async_payment_succeeded.
+      if (s.payment_status !== "paid") {
+        return { action: "skip", reason: `checkout payment_status ${s.payment_status ?? "unknown"}` };
+      }
+      const amount = s.amount_total ?? 0;
+      if (amount <= 0) return { action: "skip", reason: "zero amount" };
+      return {
+        action: "payment",
+        payment: {
+          kind: "checkout",
+          objectId: s.id,
+          paymentId: s.payment_intent ?? s.id,
+          amountCents: amount,
+          taxCents: s.total_details?.amount_tax ?? null,
+          currency: (s.currency ?? "usd").toUpperCase(),
+          livemode: s.livemode ?? event.livemode,
+          email: s.customer_details?.email ?? s.customer_email,
+          providerCustomerId: s.customer,
+          clientReferenceId: s.client_reference_id,
+          metadata: metadataOf(s.metadata),
+          subscriptionId: null,
+          subscriptionInterval: null,
+          productId: null,
+        },
+      };
+    }
+    case "invoice.paid":
+    case "invoice.payment_succeeded": {
+      const parsed = invoiceSchema.safeParse(object);
+      if (!parsed.success) return { action: "skip", reason: "unreadable invoice" };
+      const i = parsed.data;
+      const details = i.parent?.subscription_details ?? i.subscription_details;
+      const subscriptionId = details?.subscription ?? i.subscription;
+      if (!subscriptionId && !i.billing_reason?.startsWith("subscription")) {
+        // A one-off invoice (or a checkout's receipt invoice) is not a subscription payment.
+        return { action: "skip", reason: "not a subscription invoice" };
+      }
+      const amount = i.amount_paid ?? 0;
+      if (amount <= 0) return { action: "skip", reason: "zero amount" };
+      const paidIntent = i.payments?.data?.find(
+        (p) => p.payment?.type === "payment_intent" && p.payment.payment_intent && p.status !== "canceled",
+      )?.payment?.payment_intent;
+      const line = i.lines?.data?.[0];
+      const taxes = i.total_taxes?.reduce((sum, t) => sum + t.amount, 0);
+      return {
+        action: "payment",
+        payment: {
+          kind: "invoice",
+          objectId: i.id,
+          paymentId: i.payment_intent ?? paidIntent ?? i.id,
+          amountCents: amount,
+          taxCents: i.tax ?? taxes ?? null,
+          currency: (i.currency ?? "usd").toUpperCase(),
+          livemode: i.livemode ?? event.livemode,
+          email: i.customer_email,
+          providerCustomerId: i.customer,
+          clientReferenceId: null,
+          metadata: metadataOf(details?.metadata ?? {}),
+          subscriptionId: subscriptionId ?? null,
+          subscriptionInterval: intervalOf(line?.price?.recurring),
+          productId: line?.pricing?.price_details?.product ?? line?.price?.product ?? null,
+        },
+      };
+    }
+    case "charge.refunded": {
+      const parsed = chargeSchema.safeParse(object);
+      if (!parsed.success) return { action: "skip", reason: "unreadable charge" };
+      const c = parsed.data;
+      if (c.amount_refunded <= 0 || c.amount <= 0) return { action: "skip", reason: "nothing refunded" };
+      const latest = [...(c.refunds?.data ?? [])].sort((a, b) => (b.created ?? 0) - (a.created ?? 0))[0];
+      return {
+        action: "reversal",
+        reversal: {
+          kind: "refund",
+          paymentIds: [c.payment_intent, c.id].filter((v): v is string => v !== null),
+          // Without the refund list (not sent by recent API versions) the cumulative amount names the refund.
+          reversalId: latest?.id ?? `${c.id}:refunded:${c.amount_refunded}`,
+          chargeAmountCents: c.amount,
+          refundedTotalCents: c.amount_refunded,
+          livemode: c.livemode ?? event.livemode,
+          reason: null,
+        },
+      };
+    }
+    case "charge.dispute.created": {
+      const parsed = disputeSchema.safeParse(object);
+      if (!parsed.success) return { action: "skip", reason: "unreadable dispute" };
+      const d = parsed.data;
+      const paymentIds = [d.payment_intent, d.charge].filter((v): v is string => v !== null);
+      if (paymentIds.length === 0) return { action: "skip", reason: "dispute names no charge" };
+      return {
+        action: "reversal",
+        reversal: {
+          kind: "chargeback",
+          paymentIds,
+          reversalId: d.id,
+          chargeAmountCents: d.amount,
+          refundedTotalCents: d.amount,
+          livemode: d.livemode ?? event.livemode,
+          reason: d.reason,
+        },
+      };
+    }
+    default:
+      return { action: "skip", reason: `unhandled event type ${event.type}` };
+  }
+}

@@ -1,0 +1,198 @@
+import { sql } from "drizzle-orm";
+import type { CommissionStatus } from "../../schema/commissions.ts";
+import type { Database } from "../db/client.ts";
+import { withConflictRetry } from "../db/errors.ts";
+import { divideRoundHalfUp } from "../money.ts";
+import type { NotificationMessage } from "../notifications/message.ts";
+import {
+  applyRefund,
+  type RefundOutcome,
+  type RefundParties,
+  refundConflictConstraint,
+} from "../refunds/apply-refund.ts";
+import type { RefundFacts, RefundIntent } from "../refunds/decide-refund.ts";
+import type { ProviderReversal } from "./provider-events.ts";
+
+type Row = Record<string, unknown>;
+
+interface ReversalRead {
+  /** The sale this provider payment recorded (source `stripe`), with its commission and refunds. */
+  sale: { facts: RefundFacts; parties: RefundParties } | null;
+  /** A sale under the same id recorded by the sale endpoint: not linked to the provider's payment. */
+  apiSale: boolean;
+}
+
+const idList = (ids: string[]) =>
+  sql.join(
+    ids.map((id) => sql`${id}::text`),
+    sql`, `,
+  );
+
+/** One round trip: the sale of the program recorded under one of the payment ids, as the refund rules see it. */
+async function readReversalFacts(
+  db: Database,
+  programId: number,
+  paymentIds: string[],
+): Promise<ReversalRead> {
+  const result = await db.execute(sql`
+    select s.id, s.amount_cents, s.refunded_cents, s.currency, s.program_id, s.source, p.advertiser_id,
+           (select row_to_json(c) from (
+              select id, amount_cents, deducted_cents, status, credited_at is not null as credited,
+                     paid_out_at is not null or status = 'paid' as paid_out, version, is_test, partner_id
+              from commissions where sale_id = s.id) c) as commission,
+           coalesce((select json_agg(json_build_object('key', r.idempotency_key, 'amount', r.requested_cents))
+                     from refunds r where r.sale_id = s.id), '[]'::json) as refunds
+    from affiliate_sale_events s
+    join programs p on p.id = s.program_id
+    where s.program_id = ${programId}::int and s.processor_event_id in (${idList(paymentIds)})
+    order by s.source = 'stripe' desc, s.id
+    limit 1`);
+  const row = result.rows[0];
+  if (!row) return { sale: null, apiSale: false };
+  if (row.source !== "stripe") return { sale: null, apiSale: true };
+  const c = row.commission as Row | null;
+  return {
+    apiSale: false,
+    sale: {
+      facts: {
+        sale: {
+          id: Number(row.id),
+          amountCents: Number(row.amount_cents),
+          refundedCents: Number(row.refunded_cents),
+          currency: String(row.currency),
+        },
+        commission: c && {
+          id: Number(c.id),
+          amountCents: Number(c.amount_cents),
+          deductedCents: Number(c.deducted_cents),
+          status: c.status as CommissionStatus,
+          credited: c.credited === true,
+          paidOut: c.paid_out === true,
+          version: Number(c.version),
+          isTest: c.is_test === true,
+        },
+        appliedRefunds: (row.refunds as Array<{ key: string; amount: number | null }>).map((r) => ({
+          idempotencyKey: r.key,
+          amountCents: Number(r.amount),
+        })),
+      },
+      parties: {
+        programId: Number(row.program_id),
+        partnerId: c ? Number(c.partner_id) : null,
+        advertiserId: Number(row.advertiser_id),
+      },
+    },
+  };
+}
+
+/**
+ * What the refund endpoint would be asked, given what is already recorded. A refund event carries the
+ * charge's CUMULATIVE refunded amount: the sale's share of it (the same amount when the sale is the whole
+ * charge) minus what the sale has already had refunded is this event's refund, so a replay, an older
+ * event arriving late, or a refund also sent through the refund endpoint adds nothing. A dispute is a
+ * chargeback: everything left, keyed by the dispute id.
+ */
+export function reversalIntent(
+  reversal: ProviderReversal,
+  facts: RefundFacts,
+): { intent: RefundIntent } | { skip: string } {
+  const { sale } = facts;
+  if (reversal.kind === "chargeback") {
+    return {
+      intent: {
+        amountCents: sale.amountCents,
+        refundId: reversal.reversalId,
+        reason: "chargeback",
+        refundReason: null,
+      },
+    };
+  }
+  const target =
+    reversal.chargeAmountCents === sale.amountCents
+      ? reversal.refundedTotalCents
+      : Number(
+          divideRoundHalfUp(
+            BigInt(sale.amountCents) * BigInt(reversal.refundedTotalCents),
+            BigInt(reversal.chargeAmountCents),
+          ),
+        );
+  const delta = Math.min(target, sale.amountCents) - sale.refundedCents;
+  if (delta <= 0) return { skip: "refund already recorded" };
+  return {
+    intent: { amountCents: delta, refundId: reversal.reversalId, reason: "refund", refundReason: null },
+  };
+}
+
+export type ReversalResult =
+  | { outcome: "no_sale"; apiSale: boolean }
+  | { outcome: "skipped"; reason: string }
+  | { outcome: Exclude<RefundOutcome["status"], "skipped">; notifications: NotificationMessage[] };
+
+/** The refund endpoint's reversal logic (`applyRefund`) on the sale a provider payment recorded. */
+export async function applyProviderReversal(
+  db: Database,
+  programId: number,
+  reversal: ProviderReversal,
+  now: Date,
+): Promise<ReversalResult> {
+  return withConflictRetry(
+    async (): Promise<ReversalResult> => {
+      const read = await readReversalFacts(db, programId, reversal.paymentIds);
+      if (!read.sale) return { outcome: "no_sale", apiSale: read.apiSale };
+      const planned = reversalIntent(reversal, read.sale.facts);
+      if ("skip" in planned) return { outcome: "skipped", reason: planned.skip };
+      const outcome = await applyRefund(db, read.sale.facts, read.sale.parties, planned.intent, now);
+      if (outcome.status === "skipped") return { outcome: "skipped", reason: outcome.reason };
+      if (outcome.status === "no_commission") return { outcome: "no_commission", notifications: [] };
+      return { outcome: outcome.status, notifications: outcome.notifications };
+    },
+    { retryOnConstraints: [refundConflictConstraint] },
+  );
+}
+
+/** Keeps a reversal whose sale is not recorded yet; the payment event that records the sale applies it. */
+export async function deferReversal(
+  db: Database,
+  programId: number,
+  eventId: string,
+  reversal: ProviderReversal,
+): Promise<void> {
+  await db.execute(sql`
+    insert into stripe_pending_reversals
+      (program_id, payment_id, event_id, kind, reversal_id, charge_amount_cents, refunded_total_cents, reason)
+    values (${programId}::int, ${reversal.paymentIds[0] ?? ""}, ${eventId}, ${reversal.kind}, ${reversal.reversalId},
+            ${reversal.chargeAmountCents}::bigint, ${reversal.refundedTotalCents}::bigint, ${reversal.reason}::text)
+    on conflict (event_id) do nothing`);
+}
+
+export async function markReversalsApplied(db: Database, eventIds: string[], now: Date): Promise<void> {
+  if (eventIds.length === 0) return;
+  await db.execute(sql`
+    update stripe_pending_reversals set applied_at = ${now.toISOString()}::timestamptz
+    where event_id in (${idList(eventIds)}) and applied_at is null`);
+}
+
+/** The reversals kept for a payment, oldest first (one round trip). */
+export async function pendingReversalsFor(
+  db: Database,
+  programId: number,
+  paymentId: string,
+): Promise<Array<{ eventId: string; reversal: ProviderReversal }>> {
+  const result = await db.execute(sql`
+    select event_id, kind, payment_id, reversal_id, charge_amount_cents, refunded_total_cents, reason
+    from stripe_pending_reversals
+    where program_id = ${programId}::int and payment_id = ${paymentId} and applied_at is null
+    order by id`);
+  return result.rows.map((r) => ({
+    eventId: String(r.event_id),
+    reversal: {
+      kind: r.kind === "chargeback" ? "chargeback" : "refund",
+      paymentIds: [String(r.payment_id)],
+      reversalId: String(r.reversal_id),
+      chargeAmountCents: Number(r.charge_amount_cents),
+      refundedTotalCents: Number(r.refunded_total_cents),
+      livemode: true,
+      reason: (r.reason as string | null) ?? null,
+    },
+  }));
+}

@@ -1,0 +1,82 @@
+import { sql } from "drizzle-orm";
+import {
+  bigint,
+  bigserial,
+  boolean,
+  check,
+  index,
+  integer,
+  pgTable,
+  text,
+  timestamp,
+  uniqueIndex,
+} from "drizzle-orm/pg-core";
+import { programs } from "./programs.ts";
+
+export const stripeEventStatuses = ["claimed", "completed", "failed"] as const;
+export type StripeEventStatus = (typeof stripeEventStatuses)[number];
+
+/**
+ * One row per payments-provider event the events worker acted on, deduped by the provider's event id.
+ * A delivery claims the event (`claimed`, `claimed_at`, `attempts + 1`), does its idempotent writes, then
+ * marks it `completed`; a replay of a completed event does nothing. A failure marks it `failed` (answered
+ * 500, so the provider retries), and a claim older than the lease counts as abandoned: either may be
+ * claimed again.
+ */
+export const stripeEvents = pgTable(
+  "stripe_events",
+  {
+    id: bigserial("id", { mode: "number" }).primaryKey(),
+    eventId: text("event_id").notNull(),
+    type: text("type").notNull(),
+    accountId: text("account_id"),
+    programId: integer("program_id").references(() => programs.id),
+    livemode: boolean("livemode"),
+    status: text("status", { enum: stripeEventStatuses }).notNull(),
+    attempts: integer("attempts").notNull().default(1),
+    claimedAt: timestamp("claimed_at", { withTimezone: true }).notNull(),
+    completedAt: timestamp("completed_at", { withTimezone: true }),
+    /** What the completed event did (`recorded`, `duplicate`, `not_attributed`, `reversed`, ...). */
+    outcome: text("outcome"),
+    lastError: text("last_error"),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    uniqueIndex("stripe_events_event_id_unique").on(t.eventId),
+    check("stripe_events_status_valid", sql`${t.status} in ('claimed', 'completed', 'failed')`),
+  ],
+);
+
+export const stripeReversalKinds = ["refund", "chargeback"] as const;
+
+/**
+ * A refund or dispute event whose sale was not recorded yet (events arrive in any order). Kept here and
+ * applied, with the same reversal logic, when a payment event records that sale; `applied_at` is set then.
+ * `payment_id` is the charge's PaymentIntent id (or the charge id when it has none).
+ */
+export const stripePendingReversals = pgTable(
+  "stripe_pending_reversals",
+  {
+    id: bigserial("id", { mode: "number" }).primaryKey(),
+    programId: integer("program_id")
+      .notNull()
+      .references(() => programs.id),
+    paymentId: text("payment_id").notNull(),
+    eventId: text("event_id").notNull(),
+    kind: text("kind", { enum: stripeReversalKinds }).notNull(),
+    /** The provider's refund id (`re_...`) or dispute id (`dp_...`). */
+    reversalId: text("reversal_id").notNull(),
+    /** The charge's amount and its cumulative refunded amount (refunds), or the disputed amount. */
+    chargeAmountCents: bigint("charge_amount_cents", { mode: "number" }).notNull(),
+    refundedTotalCents: bigint("refunded_total_cents", { mode: "number" }).notNull(),
+    reason: text("reason"),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+    appliedAt: timestamp("applied_at", { withTimezone: true }),
+  },
+  (t) => [
+    uniqueIndex("stripe_pending_reversals_event_unique").on(t.eventId),
+    index("stripe_pending_reversals_open_idx")
+      .on(t.programId, t.paymentId)
+      .where(sql`${t.appliedAt} is null`),
+  ],
+);

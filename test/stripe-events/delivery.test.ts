@@ -1,0 +1,168 @@
+import { sql } from "drizzle-orm";
+import { describe, expect, it } from "vitest";
+import { stripeEvents } from "../../schema/index.ts";
+import { balanceOf, commissionsOf } from "../workers/sale-harness.ts";
+import {
+  checkoutSession,
+  click,
+  connectedProgram,
+  db,
+  deliver,
+  event,
+  eventRow,
+  salesOf,
+  signatureFor,
+  unique,
+} from "./stripe-harness.ts";
+
+async function paidCheckoutEvent() {
+  const p = await connectedProgram({ commissionRate: "20" });
+  const clickId = await click(p);
+  const session = checkoutSession({ amount: 10_000, metadata: { service_click_id: clickId } });
+  return { p, session, e: event("checkout.session.completed", session, { account: p.accountId }) };
+}
+
+/** A trigger that fails writes matching `condition` (on `table`), to break a delivery half-way. */
+async function failingTrigger(table: string, timing: "before insert" | "before update", condition: string) {
+  const name = unique("fail").replace(/-/g, "_");
+  await db.execute(
+    sql.raw(`create function ${name}() returns trigger language plpgsql as $$
+      begin
+        if ${condition} then raise exception 'injected failure'; end if;
+        return new;
+      end $$`),
+  );
+  await db.execute(
+    sql.raw(`create trigger ${name} ${timing} on ${table} for each row execute function ${name}()`),
+  );
+  return async () => {
+    await db.execute(sql.raw(`drop trigger ${name} on ${table}`));
+    await db.execute(sql.raw(`drop function ${name}()`));
+  };
+}
+
+describe("signature", () => {
+  it("answers 400 and records nothing for a bad, missing, foreign or stale signature, or a changed body", async () => {
+    const { p, session, e } = await paidCheckoutEvent();
+    const body = JSON.stringify(e);
+    const good = await signatureFor(body);
+    const stale = await signatureFor(body).then((header) =>
+      header.replace(/t=\d+/, `t=${Math.floor(Date.now() / 1000) - 3600}`),
+    );
+    const attempts = [
+      { payload: body, signature: "t=1,v1=deadbeef" },
+      { payload: body, signature: null },
+      { payload: body, signature: await signatureFor(body, "whsec_someone_else") },
+      { payload: body.replace('"amount_total":10000', '"amount_total":99999'), signature: good },
+      { payload: body, signature: stale },
+    ];
+    for (const { payload, signature } of attempts) {
+      const response = await deliver(payload, { signature });
+      expect(response).toEqual({
+        status: 400,
+        body: { error: { code: "invalid_signature", message: "Webhook signature verification failed" } },
+      });
+    }
+    expect(await eventRow(e.id)).toBeUndefined();
+    expect(await salesOf(p.programId)).toHaveLength(0);
+    expect(session.id).toMatch(/^cs_test_/);
+  });
+
+  it("answers 404 off its path and 405 for other methods", async () => {
+    const { SELF } = await import("cloudflare:test");
+    expect((await SELF.fetch("https://events.test/webhooks/other", { method: "POST" })).status).toBe(404);
+    const get = await SELF.fetch("https://events.test/webhooks/stripe");
+    expect(get.status).toBe(405);
+    expect(get.headers.get("Allow")).toBe("POST");
+  });
+});
+
+describe("event claims: completed once, retried after a failure", () => {
+  it("answers a replay of a completed event 200 and does nothing", async () => {
+    const { p, e } = await paidCheckoutEvent();
+    const first = await deliver(e);
+    const replay = await deliver(e);
+    expect(first.body).toMatchObject({ outcome: "recorded" });
+    expect(replay).toEqual({ status: 200, body: { received: true, outcome: "already_processed" } });
+    expect(await salesOf(p.programId)).toHaveLength(1);
+    expect(await eventRow(e.id)).toMatchObject({ status: "completed", attempts: 1 });
+  });
+
+  it("a failure before the sale is written: 500, nothing recorded, and the retry records it once", async () => {
+    const { p, session, e } = await paidCheckoutEvent();
+    const drop = await failingTrigger(
+      "affiliate_sale_events",
+      "before insert",
+      `new.processor_event_id = '${session.payment_intent}'`,
+    );
+    try {
+      const failed = await deliver(e);
+      expect(failed).toEqual({
+        status: 500,
+        body: { error: { code: "internal_error", message: "Event processing failed" } },
+      });
+      expect(await salesOf(p.programId)).toHaveLength(0);
+      expect(await eventRow(e.id)).toMatchObject({ status: "failed", attempts: 1 });
+    } finally {
+      await drop();
+    }
+    const retried = await deliver(e);
+    expect(retried.body).toMatchObject({ outcome: "recorded" });
+    expect(await eventRow(e.id)).toMatchObject({ status: "completed", attempts: 2, lastError: null });
+    expect(await salesOf(p.programId)).toHaveLength(1);
+  });
+
+  it("a failure after the sale is written: 500, and the retry completes without doubling anything", async () => {
+    const { p, e } = await paidCheckoutEvent();
+    const drop = await failingTrigger(
+      "stripe_events",
+      "before update",
+      `new.status = 'completed' and new.event_id = '${e.id}'`,
+    );
+    try {
+      const failed = await deliver(e);
+      expect(failed.status).toBe(500);
+      expect(await salesOf(p.programId)).toHaveLength(1);
+      expect(await eventRow(e.id)).toMatchObject({ status: "failed" });
+    } finally {
+      await drop();
+    }
+    const retried = await deliver(e);
+    expect(retried.body).toMatchObject({ outcome: "duplicate", recorded_by: "events" });
+    expect(await salesOf(p.programId)).toHaveLength(1);
+    expect(await commissionsOf(p.programId)).toHaveLength(1);
+    expect(await balanceOf(p.programId, p.partnerIds[0])).toBe(2_000);
+    expect(await eventRow(e.id)).toMatchObject({ status: "completed", attempts: 2 });
+  });
+
+  it("answers 409 while another delivery holds a live claim, and re-claims one past its lease", async () => {
+    const { p, e } = await paidCheckoutEvent();
+    const claim = (minutesAgo: number) =>
+      db
+        .insert(stripeEvents)
+        .values({
+          eventId: e.id,
+          type: e.type,
+          accountId: p.accountId,
+          programId: p.programId,
+          status: "claimed",
+          claimedAt: new Date(Date.now() - minutesAgo * 60_000),
+        })
+        .onConflictDoUpdate({
+          target: stripeEvents.eventId,
+          set: { claimedAt: new Date(Date.now() - minutesAgo * 60_000) },
+        });
+    await claim(1);
+    const busy = await deliver(e);
+    expect(busy).toEqual({
+      status: 409,
+      body: { error: { code: "in_progress", message: "This event is being processed; retry later" } },
+    });
+    expect(await salesOf(p.programId)).toHaveLength(0);
+
+    await claim(6);
+    const reclaimed = await deliver(e);
+    expect(reclaimed.body).toMatchObject({ outcome: "recorded" });
+    expect(await eventRow(e.id)).toMatchObject({ status: "completed", attempts: 2 });
+  });
+});

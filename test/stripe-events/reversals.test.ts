@@ -1,0 +1,180 @@
+import { eq } from "drizzle-orm";
+import { describe, expect, it } from "vitest";
+import { commissions } from "../../schema/index.ts";
+import { balanceOf } from "../workers/sale-harness.ts";
+import {
+  type ConnectedProgram,
+  charge,
+  checkoutSession,
+  click,
+  connectedProgram,
+  db,
+  deliver,
+  dispute,
+  event,
+  id,
+  invoice,
+  pendingOf,
+  refundsOfSale,
+  saleByPayment,
+  saleCall,
+} from "./stripe-harness.ts";
+
+async function commissionOfSale(saleId: number) {
+  const [row] = await db.select().from(commissions).where(eq(commissions.saleId, saleId));
+  return row;
+}
+
+/** A paid checkout of 100.00 attributed to partner A: a 20.00 approved commission, credited. */
+async function paidCheckout(p: ConnectedProgram, amount = 10_000) {
+  const clickId = await click(p);
+  const session = checkoutSession({ amount, metadata: { service_click_id: clickId } });
+  const response = await deliver(event("checkout.session.completed", session, { account: p.accountId }));
+  expect(response.body.outcome).toBe("recorded");
+  return { paymentIntent: String(session.payment_intent), saleId: Number(response.body.sale_id) };
+}
+
+function refunded(p: ConnectedProgram, paymentIntent: string, amountRefunded: number, refundIds?: string[]) {
+  return event(
+    "charge.refunded",
+    charge({ paymentIntent, amount: 10_000, amountRefunded, ...(refundIds ? { refundIds } : {}) }),
+    { account: p.accountId },
+  );
+}
+
+describe("charge.refunded", () => {
+  it("reduces the commission by each partial refund, from the charge's cumulative refunded amount", async () => {
+    const p = await connectedProgram({ commissionRate: "20" });
+    const { paymentIntent, saleId } = await paidCheckout(p);
+    expect(await balanceOf(p.programId, p.partnerIds[0])).toBe(2_000);
+
+    const first = await deliver(refunded(p, paymentIntent, 3_000, ["re_first"]));
+    expect(first.status).toBe(200);
+    expect(first.body).toMatchObject({ outcome: "refunded" });
+    expect(await commissionOfSale(saleId)).toMatchObject({ status: "refunded", deductedCents: 600 });
+    expect(await balanceOf(p.programId, p.partnerIds[0])).toBe(1_400);
+
+    // The second refund's event lists both refunds, newest first; the cumulative amount is 50.00.
+    const second = await deliver(refunded(p, paymentIntent, 5_000, ["re_second", "re_first"]));
+    expect(second.body).toMatchObject({ outcome: "refunded" });
+    expect(await commissionOfSale(saleId)).toMatchObject({ status: "refunded", deductedCents: 1_000 });
+    expect(await balanceOf(p.programId, p.partnerIds[0])).toBe(1_000);
+    expect((await refundsOfSale(saleId)).map((r) => [r.refundId, r.amountCents, r.reason])).toEqual([
+      ["re_first", 3_000, "refund"],
+      ["re_second", 2_000, "refund"],
+    ]);
+    expect((await saleByPayment(paymentIntent))?.refundedCents).toBe(5_000);
+  });
+
+  it("applies nothing twice: a replayed or an older event arriving late adds no refund", async () => {
+    const p = await connectedProgram({ commissionRate: "20" });
+    const { paymentIntent, saleId } = await paidCheckout(p);
+    // Out of order: the event of the second refund (cumulative 50.00) arrives before the first's (30.00).
+    const later = refunded(p, paymentIntent, 5_000);
+    const earlier = refunded(p, paymentIntent, 3_000);
+    expect((await deliver(later)).body).toMatchObject({ outcome: "refunded" });
+    expect((await deliver(earlier)).body).toMatchObject({
+      outcome: "skipped",
+      reason: "refund already recorded",
+    });
+    // The same event delivered again (a new event id with the same charge state, as a re-sent event is).
+    const again = refunded(p, paymentIntent, 5_000);
+    expect((await deliver(again)).body).toMatchObject({ outcome: "skipped" });
+    const rows = await refundsOfSale(saleId);
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatchObject({ amountCents: 5_000 });
+    expect(await commissionOfSale(saleId)).toMatchObject({ deductedCents: 1_000 });
+    expect(await balanceOf(p.programId, p.partnerIds[0])).toBe(1_000);
+  });
+
+  it("reverses the commission on a full refund", async () => {
+    const p = await connectedProgram({ commissionRate: "20" });
+    const { paymentIntent, saleId } = await paidCheckout(p);
+    const response = await deliver(refunded(p, paymentIntent, 10_000, [id("re")]));
+    expect(response.body).toMatchObject({ outcome: "reversed" });
+    expect(await commissionOfSale(saleId)).toMatchObject({ status: "reversed", deductedCents: 2_000 });
+    expect(await balanceOf(p.programId, p.partnerIds[0])).toBe(0);
+  });
+
+  it("refunds a renewal recorded from a legacy invoice (PaymentIntent id)", async () => {
+    const p = await connectedProgram({ commissionType: "recurring_percent", commissionRate: "10" });
+    const clickId = await click(p);
+    const inv = invoice({ legacy: true, amount: 10_000, metadata: { service_click_id: clickId } });
+    await deliver(event("invoice.paid", inv, { account: p.accountId }));
+    const sale = await saleByPayment(String(inv.payment_intent));
+    const response = await deliver(refunded(p, String(inv.payment_intent), 10_000));
+    expect(response.body).toMatchObject({ outcome: "reversed" });
+    expect(await commissionOfSale(sale!.id)).toMatchObject({ status: "reversed" });
+  });
+
+  it("does not touch a sale recorded by the sale endpoint under the same id (spec: not linked)", async () => {
+    const p = await connectedProgram({ commissionRate: "20" });
+    const clickId = await click(p);
+    const paymentIntent = id("pi");
+    const api = await saleCall(p, { transaction_id: paymentIntent, amount_cents: 10_000, click_id: clickId });
+    const response = await deliver(refunded(p, paymentIntent, 10_000));
+    expect(response.body).toMatchObject({ outcome: "not_linked" });
+    expect(await commissionOfSale(Number(api.body.sale_id))).toMatchObject({ status: "approved" });
+    expect(await pendingOf(p.programId)).toHaveLength(0);
+  });
+});
+
+describe("charge.dispute.created", () => {
+  it("is a chargeback: the commission is reversed whole, keyed by the dispute id", async () => {
+    const p = await connectedProgram({ commissionRate: "20" });
+    const { paymentIntent, saleId } = await paidCheckout(p);
+    await deliver(refunded(p, paymentIntent, 2_500, ["re_part"]));
+    const d = dispute({ paymentIntent, amount: 7_500 });
+    const response = await deliver(event("charge.dispute.created", d, { account: p.accountId }));
+    expect(response.body).toMatchObject({ outcome: "reversed" });
+    expect(await commissionOfSale(saleId)).toMatchObject({ status: "reversed", deductedCents: 2_000 });
+    expect(await balanceOf(p.programId, p.partnerIds[0])).toBe(0);
+    const rows = await refundsOfSale(saleId);
+    expect(rows.at(-1)).toMatchObject({ refundId: d.id, reason: "chargeback", amountCents: 7_500 });
+
+    const replay = await deliver(event("charge.dispute.created", d, { account: p.accountId }));
+    expect(replay.body).toMatchObject({ outcome: "skipped" });
+    expect(await refundsOfSale(saleId)).toHaveLength(2);
+  });
+});
+
+describe("out of order: a reversal before its sale", () => {
+  it("keeps the refund (200 deferred) and applies it when the payment event records the sale", async () => {
+    const p = await connectedProgram({ commissionRate: "20" });
+    const clickId = await click(p);
+    const session = checkoutSession({ amount: 10_000, metadata: { service_click_id: clickId } });
+    const paymentIntent = String(session.payment_intent);
+
+    const early = await deliver(refunded(p, paymentIntent, 4_000, ["re_early"]));
+    expect(early).toEqual({ status: 200, body: { received: true, outcome: "deferred" } });
+    expect(await pendingOf(p.programId)).toMatchObject([
+      { paymentId: paymentIntent, kind: "refund", reversalId: "re_early", appliedAt: null },
+    ]);
+
+    const recorded = await deliver(event("checkout.session.completed", session, { account: p.accountId }));
+    expect(recorded.body).toMatchObject({ outcome: "recorded" });
+    const saleId = Number(recorded.body.sale_id);
+    expect(await commissionOfSale(saleId)).toMatchObject({ status: "refunded", deductedCents: 800 });
+    expect(await balanceOf(p.programId, p.partnerIds[0])).toBe(1_200);
+    expect((await pendingOf(p.programId))[0]?.appliedAt).not.toBeNull();
+
+    // The refund event delivered again later changes nothing.
+    expect((await deliver(refunded(p, paymentIntent, 4_000, ["re_early"]))).body).toMatchObject({
+      outcome: "skipped",
+    });
+    expect(await refundsOfSale(saleId)).toHaveLength(1);
+  });
+
+  it("keeps a dispute of a renewal not recorded yet, then reverses it", async () => {
+    const p = await connectedProgram({ commissionType: "recurring_percent", commissionRate: "10" });
+    const clickId = await click(p);
+    const inv = invoice({ legacy: true, amount: 5_000, metadata: { service_click_id: clickId } });
+    const paymentIntent = String(inv.payment_intent);
+    const early = await deliver(
+      event("charge.dispute.created", dispute({ paymentIntent, amount: 5_000 }), { account: p.accountId }),
+    );
+    expect(early.body).toMatchObject({ outcome: "deferred" });
+    const recorded = await deliver(event("invoice.payment_succeeded", inv, { account: p.accountId }));
+    expect(await commissionOfSale(Number(recorded.body.sale_id))).toMatchObject({ status: "reversed" });
+  });
+});
