@@ -99,3 +99,19 @@ describe("decideSale: attribution window with an injected clock", () => {
     expect(decide({}, marked, rotateBy)).toMatchObject({ outcome: "refused", error: { status: 401 } });
   });
 });
+
+describe("decideSale: currency", () => {
+  it("defaults an omitted or empty currency to USD and reads it case-insensitively", () => {
+    for (const currency of [undefined, "", "usd", "USD"]) {
+      expect(decide(currency === undefined ? {} : { currency })).toMatchObject({
+        outcome: "record",
+        sale: { currency: "USD" },
+      });
+    }
+    expect(decide({ currency: "eur" })).toMatchObject({ outcome: "record", sale: { currency: "EUR" } });
+    expect(decide({ currency: "JPY" })).toMatchObject({
+      outcome: "refused",
+      error: { status: 422, message: "currency JPY is not supported" },
+    });
+  });
+});

@@ -160,7 +160,8 @@ export function decideSale(input: SaleInput, facts: SaleFacts): SaleDecision {
       return refuse(invalid(occurredAtMessage));
     }
   }
-  const currency = (body.currency ?? "USD").toUpperCase();
+  // An empty currency is treated as omitted, like the other optional fields sent as null.
+  const currency = (body.currency?.trim() || "USD").toUpperCase();
   if (!isSupportedCurrency(currency)) {
     return refuse(
       platformError(422, `currency ${body.currency} is not supported`, { code: "unsupported_currency" }),
