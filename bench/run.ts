@@ -60,6 +60,16 @@ const SCENARIOS: readonly Scenario[] = [
     },
   },
   {
+    // A browser-mode lead on demo program 1 (`server_required`), answered provisional: the lead's full
+    // read + write path, repeatable on the same clicks (a provisional lead creates no customer). It runs
+    // before the sale scenario, whose sales turn those clicks' customers into `converted`.
+    name: "lead",
+    method: "POST",
+    path: "/api/v1/track/lead",
+    expectedStatus: 200,
+    body: ({ clickIds }, n) => ({ click_id: clickIds[n % clickIds.length] }),
+  },
+  {
     // An attributed sale on the demo's recurring-free percent program: each click's first sale pays a
     // commission, later ones are recorded without (one-time type); both take the same read + write path.
     name: "sale",
