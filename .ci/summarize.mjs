@@ -1,5 +1,5 @@
 // Adds up vitest JSON reports and prints the closing line CI reads: "N passed, N failed".
-// Any skipped or todo test, or a report with no tests, counts as a failure: CI runs every test.
+// Any skipped or not-yet-written (vitest "todo") test, or a report with no tests, fails CI: every test runs.
 import { existsSync, readFileSync } from "node:fs";
 
 let passed = 0;
@@ -16,7 +16,7 @@ for (const file of process.argv.slice(2)) {
   failed += report.numFailedTests;
   const notRun = report.numPendingTests + report.numTodoTests;
   if (notRun > 0) {
-    problems.push(`${file}: ${notRun} test(s) skipped or todo`);
+    problems.push(`${file}: ${notRun} test(s) skipped or left unwritten`);
     failed += notRun;
   }
   if (report.numTotalTests === 0) {
