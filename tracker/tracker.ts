@@ -6,11 +6,13 @@
  * - On a page whose URL carries `aff` (or `via`) it records the click and keeps the returned click id in the
  *   first-party cookie `service_click_id`, on the registrable domain, for the program's window. A visitor who
  *   already has the cookie sends it, and the service answers with that first id (first click): the cookie
- *   is then left as it is, expiry included.
- * - On other pages of a visitor with a click id it records one page view (`/api/v1/track/visit`), unless the
- *   script tag says `data-visits="off"`.
+ *   is then left as it is, expiry included. A reload or back-navigation to a landing URL already recorded
+ *   in this tab (`sessionStorage`) while the cookie still holds that click's id is not recorded again.
+ * - On other pages (and such repeats) of a visitor with a click id it records one page view
+ *   (`/api/v1/track/visit`), unless the script tag says `data-visits="off"`.
  * - It writes the click id as `client_reference_id` into the payments provider's payment links, buy buttons
- *   and pricing tables, including ones added later.
+ *   and pricing tables, including ones added later (only the added or changed elements are looked at).
+ * - Every request gives up after `data-timeout-ms` (default 8 s) and then counts as a network error.
  * - `window.serviceTracker` exposes `ready`, `getClickId()`, `lead()` and `config()`.
  *
  * Nothing here may break the page: every failure (network, ad blocker, unknown program, cookies disabled)
@@ -26,7 +28,7 @@ interface LeadInput {
 }
 
 interface ServiceTracker {
-  /** Settles once the click (if any) was recorded: the visitor's click id, or null. Never rejects. */
+  /** Settles once the click (if any) was answered or timed out: the visitor's click id, or null. Never rejects. */
   ready: Promise<string | null>;
   getClickId(): string | null;
   /** A browser-mode lead with the cookie's click id; resolves with the response body, never rejects. */
@@ -47,6 +49,9 @@ const PAYMENT_LINKS = 'a[href^="https://buy.stripe.com/"]';
 const PAYMENT_ELEMENTS = "stripe-buy-button,stripe-pricing-table";
 const REFERENCE_ATTRIBUTE = "client-reference-id";
 const REFERENCE_PARAM = "client_reference_id";
+/** `sessionStorage` key prefix: `<prefix><landing URL>` = the click id recorded for that URL in this tab. */
+const RECORDED = "service_click:";
+const DEFAULT_TIMEOUT_MS = 8000;
 
 const failure = (code: string, message: string): Body => ({ success: false, error: { code, message } });
 
@@ -62,31 +67,55 @@ function start(): void {
   const attribute = (name: string) => (script?.getAttribute(name) || "").trim();
   const programId = Number(attribute("data-program-id")) || undefined;
   const apiBase = apiBaseOf(attribute("data-api-host"), script?.src || loc.href);
+  const timeoutAttribute = Number(attribute("data-timeout-ms"));
+  const timeoutMs = timeoutAttribute > 0 ? timeoutAttribute : DEFAULT_TIMEOUT_MS;
 
-  const request = (method: string, path: string, body?: Body): Promise<Body> =>
-    new Promise<Response>((resolve) =>
-      resolve(
-        fetch(apiBase + path, {
-          method,
-          credentials: "omit",
-          keepalive: true,
-          ...(body ? { headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) } : {}),
-        }),
-      ),
-    ).then(
-      (response) =>
-        response
-          .json()
-          .catch(() => failure("invalid_response", `The tracking service answered HTTP ${response.status}`)),
-      () => failure("network_error", "The tracking service could not be reached"),
-    );
+  /**
+   * One API call; resolves with the answer's body or a tracker error, never rejects. A request (or its body)
+   * still pending after `timeoutMs` settles as a network error and is aborted: a stalled connection must not
+   * leave `ready` or `lead()` pending for the page's life.
+   */
+  const request = (method: string, path: string, body?: Body): Promise<Body> => {
+    const offline = failure("network_error", "The tracking service could not be reached");
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    return new Promise<Body>((resolve) => {
+      const controller = new AbortController();
+      timer = setTimeout(() => {
+        resolve(offline);
+        controller.abort();
+      }, timeoutMs);
+      fetch(apiBase + path, {
+        method,
+        credentials: "omit",
+        keepalive: true,
+        signal: controller.signal,
+        ...(body ? { headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) } : {}),
+      })
+        .then(
+          (response) =>
+            response
+              .json()
+              .catch(() =>
+                failure("invalid_response", `The tracking service answered HTTP ${response.status}`),
+              ),
+          () => offline,
+        )
+        .then(resolve);
+    })
+      .catch(() => offline)
+      .finally(() => clearTimeout(timer));
+  };
 
   let clickId = readCookie();
   const search = new URLSearchParams(loc.search);
   const code = (search.get("aff") || "").trim() || (search.get("via") || "").trim();
   const referrer = doc.referrer.slice(0, 2048) || undefined;
+  const recordedKey = RECORDED + loc.href;
+  // A reload or back-navigation of a landing URL this tab already recorded, with that click's id still in
+  // the cookie: nothing new to record (it is a page view like any other).
+  const clicking = !!code && !(clickId && storage(() => sessionStorage.getItem(recordedKey)) === clickId);
 
-  const ready: Promise<string | null> = code
+  const ready: Promise<string | null> = clicking
     ? request("POST", "/api/v1/track/click", {
         affiliate_url: loc.href,
         program_id: programId,
@@ -95,17 +124,20 @@ function start(): void {
       })
         .then((response) => {
           const id = response.click_id;
-          if (response.success === true && typeof id === "string" && ID_PATTERN.test(id) && id !== clickId) {
-            // A new visitor, or one whose earlier click no longer counts. The first id stays untouched.
-            clickId = id;
-            writeCookie(id, Number(response.cookie_window_days) || 60);
+          if (response.success === true && typeof id === "string" && ID_PATTERN.test(id)) {
+            if (id !== clickId) {
+              // A new visitor, or one whose earlier click no longer counts. The first id stays untouched.
+              clickId = id;
+              writeCookie(id, Number(response.cookie_window_days) || 60);
+            }
+            storage(() => sessionStorage.setItem(recordedKey, id));
           }
           return clickId;
         })
         .catch(() => clickId)
     : Promise.resolve(clickId);
 
-  if (!code && clickId && attribute("data-visits") !== "off") {
+  if (!clicking && clickId && attribute("data-visits") !== "off") {
     request("POST", "/api/v1/track/visit", {
       click_id: clickId,
       url: loc.href.slice(0, 2048),
@@ -116,9 +148,16 @@ function start(): void {
 
   ready.then((id) => {
     if (!id) return;
-    const decorate = () => writeReference(doc, id);
-    decorate();
-    new MutationObserver(decorate).observe(doc.documentElement, {
+    writeReference(doc, id);
+    // Only what changed: added subtrees, and elements whose `href` or reference attribute changed.
+    new MutationObserver((records) => {
+      for (const record of records) {
+        if (record.type === "attributes") writeReference(record.target as Element, id);
+        for (const node of record.addedNodes) {
+          if (node.nodeType === Node.ELEMENT_NODE) writeReference(node as Element, id);
+        }
+      }
+    }).observe(doc.documentElement, {
       childList: true,
       subtree: true,
       attributes: true,
@@ -222,26 +261,39 @@ function registrableDomain(): string | undefined {
   return undefined;
 }
 
-/**
- * Payment links get `?client_reference_id=<click id>`; buy buttons and pricing tables the
- * `client-reference-id` attribute. A value the brand set itself (not a click id) is left alone.
- */
-function writeReference(doc: Document, id: string): void {
-  const ours = (value: string | null) => !value || value === id || value.startsWith("clk_");
-  for (const link of doc.querySelectorAll<HTMLAnchorElement>(PAYMENT_LINKS)) {
-    try {
-      const url = new URL(link.href);
-      const current = url.searchParams.get(REFERENCE_PARAM);
-      if (current === id || !ours(current)) continue;
-      url.searchParams.set(REFERENCE_PARAM, id);
-      link.href = url.href;
-    } catch {
-      // A malformed href stays as it is.
-    }
+/** `sessionStorage` may be missing or throw (blocked storage, sandboxed frames): then nothing is remembered. */
+function storage<T>(use: () => T): T | null {
+  try {
+    return use();
+  } catch {
+    return null;
   }
-  for (const element of doc.querySelectorAll(PAYMENT_ELEMENTS)) {
-    const current = element.getAttribute(REFERENCE_ATTRIBUTE);
-    if (current !== id && ours(current)) element.setAttribute(REFERENCE_ATTRIBUTE, id);
+}
+
+/**
+ * Within `root` (itself included): payment links get `?client_reference_id=<click id>`; buy buttons and
+ * pricing tables the `client-reference-id` attribute. A value the brand set itself (not a click id) is left
+ * alone.
+ */
+function writeReference(root: Document | Element, id: string): void {
+  const ours = (value: string | null) => !value || value === id || value.startsWith("clk_");
+  const elements = [root, ...root.querySelectorAll(`${PAYMENT_LINKS},${PAYMENT_ELEMENTS}`)] as Element[];
+  for (const element of elements) {
+    if (element.matches?.(PAYMENT_LINKS)) {
+      try {
+        const link = element as HTMLAnchorElement;
+        const url = new URL(link.href);
+        const current = url.searchParams.get(REFERENCE_PARAM);
+        if (current === id || !ours(current)) continue;
+        url.searchParams.set(REFERENCE_PARAM, id);
+        link.href = url.href;
+      } catch {
+        // A malformed href stays as it is.
+      }
+    } else if (element.matches?.(PAYMENT_ELEMENTS)) {
+      const current = element.getAttribute(REFERENCE_ATTRIBUTE);
+      if (current !== id && ours(current)) element.setAttribute(REFERENCE_ATTRIBUTE, id);
+    }
   }
 }
 

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type LocalStack, startLocalStack } from "../../dev/local-stack.ts";
-import { TRACKER_VERSION } from "../../functions/api/generated/tracker-bundle.ts";
+import { TRACKER_SOURCE, TRACKER_VERSION } from "../../functions/api/generated/tracker-bundle.ts";
 
 /**
  * The browser tracker in real headless Chromium against the local stack (`npm run dev`, in-process): the
@@ -15,7 +15,8 @@ import { TRACKER_VERSION } from "../../functions/api/generated/tracker-bundle.ts
  * registrable domain, both served by the page server.
  *
  * Page paths: `/<program id>/...` selects `data-program-id`; a segment `double` includes the script twice,
- * `versioned` loads `/tracker/v<version>.js`, `no-visits` sets `data-visits="off"`.
+ * `versioned` loads `/tracker/v<version>.js`, `no-visits` sets `data-visits="off"`, `timeout` sets
+ * `data-timeout-ms` to {@link SHORT_TIMEOUT_MS}.
  */
 
 const CHROMIUM = "/usr/bin/chromium";
@@ -31,6 +32,7 @@ const CHROMIUM_ARGS = [
   "--host-resolver-rules=MAP *.example.test 127.0.0.1",
 ];
 const DAY = 86_400;
+const SHORT_TIMEOUT_MS = 500;
 
 let dataDir: string;
 let stack: LocalStack;
@@ -42,14 +44,17 @@ const contexts: BrowserContext[] = [];
 const siteUrl = (host: string, path: string) => `http://${host}:${pagePort}${path}`;
 const shop = (path: string) => siteUrl("shop.example.test", path);
 
-function pageHtml(path: string): string {
+function pageHtml(path: string, scriptSrc?: string): string {
   const segments = path.split("?")[0]!.split("/");
   const programId = segments[1] && /^\d+$/.test(segments[1]) ? segments[1] : "1";
-  const src = segments.includes("versioned")
-    ? `${stack.baseUrl}/tracker/v${TRACKER_VERSION}.js`
-    : `${stack.baseUrl}/tracker.js`;
+  const src =
+    scriptSrc ??
+    (segments.includes("versioned")
+      ? `${stack.baseUrl}/tracker/v${TRACKER_VERSION}.js`
+      : `${stack.baseUrl}/tracker.js`);
   const visits = segments.includes("no-visits") ? ' data-visits="off"' : "";
-  const tag = `<script src="${src}" data-program-id="${programId}"${visits}></script>`;
+  const timeout = segments.includes("timeout") ? ` data-timeout-ms="${SHORT_TIMEOUT_MS}"` : "";
+  const tag = `<script src="${src}" data-program-id="${programId}"${visits}${timeout}></script>`;
   return `<!doctype html>
 <html><head><meta charset="utf-8"><title>Shop</title>
 ${tag}
@@ -270,6 +275,56 @@ describe("browser tracker in Chromium", () => {
       .poll(() => href("#late-link"))
       .toBe(`https://buy.stripe.com/test_late?prefilled_email=a%40b.example&client_reference_id=${clickId}`);
     await expect.poll(() => reference("#late-table")).toBe(clickId);
+
+    // Links inside a subtree added at once, and a link whose href changes to a payment link later.
+    await page.evaluate(`(() => {
+      const section = document.createElement("section");
+      section.innerHTML = '<div><a id="nested-link" href="https://buy.stripe.com/test_nested">Pay</a>' +
+        '<stripe-buy-button id="nested-button"></stripe-buy-button></div>';
+      document.body.append(section);
+      document.getElementById("other").href = "https://buy.stripe.com/test_changed";
+    })()`);
+    await expect
+      .poll(() => href("#nested-link"))
+      .toBe(`https://buy.stripe.com/test_nested?client_reference_id=${clickId}`);
+    await expect.poll(() => reference("#nested-button")).toBe(clickId);
+    await expect
+      .poll(() => href("#other"))
+      .toBe(`https://buy.stripe.com/test_changed?client_reference_id=${clickId}`);
+    expect(errors).toEqual([]);
+  });
+
+  it("looks only at added or changed elements after the first pass, not the whole document", async () => {
+    const { page, errors } = await open(shop("/1/pricing?aff=code-a"), undefined, (p) =>
+      // Counts whole-document queries; element subtree queries (`Element.prototype`) are not counted.
+      p.addInitScript(`(() => {
+        const original = Document.prototype.querySelectorAll;
+        window.__documentQueries = 0;
+        Document.prototype.querySelectorAll = function (...args) {
+          window.__documentQueries++;
+          return original.apply(this, args);
+        };
+      })()`),
+    );
+    const clickId = (await ready(page))!;
+    await settle(page);
+    const before = (await page.evaluate("window.__documentQueries")) as number;
+    await page.evaluate(`(async () => {
+      for (let i = 0; i < 20; i++) {
+        const item = document.createElement("p");
+        item.textContent = "item " + i;
+        document.body.append(item);
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+      const link = document.createElement("a");
+      link.id = "after-churn";
+      link.href = "https://buy.stripe.com/test_churn";
+      document.body.append(link);
+    })()`);
+    await expect
+      .poll(() => page.getAttribute("#after-churn", "href"))
+      .toBe(`https://buy.stripe.com/test_churn?client_reference_id=${clickId}`);
+    expect(await page.evaluate("window.__documentQueries")).toBe(before);
     expect(errors).toEqual([]);
   });
 
@@ -378,5 +433,134 @@ describe("browser tracker in Chromium", () => {
     await settle(quiet.page);
     expect(quiet.calls).toEqual([]);
     expect([...errors, ...next.errors, ...quiet.errors]).toEqual([]);
+  });
+  it("gives up on a stalled request after data-timeout-ms: ready and lead() resolve", async () => {
+    // Routes that never answer: the request stays pending until the page gives up on it.
+    const hold = (path: string) => (page: Page) => page.route(`${stack.baseUrl}${path}`, () => {});
+
+    const stalledClick = await open(
+      shop("/1/timeout/landing?aff=code-a"),
+      undefined,
+      hold("/api/v1/track/click"),
+    );
+    // `ready` settles (with no click id) once the click request timed out, counted from the page's start.
+    const [readyId, readyAt] = (await stalledClick.page.evaluate(
+      "window.serviceTracker.ready.then((id) => [id, performance.now()])",
+    )) as [string | null, number];
+    expect(readyId).toBeNull();
+    expect(readyAt).toBeGreaterThanOrEqual(SHORT_TIMEOUT_MS);
+    expect(readyAt).toBeLessThan(SHORT_TIMEOUT_MS + 3_000);
+    expect(await clickCookie(stalledClick.context)).toBeUndefined();
+    expect(stalledClick.calls).toEqual(["POST /api/v1/track/click"]);
+
+    // A visitor with a click id whose lead request stalls: lead() answers network_error after the timeout.
+    const landing = await open(shop("/1/landing?aff=code-a"));
+    expect(await ready(landing.page)).toMatch(/^clk_/);
+    const account = await open(shop("/1/timeout/account"), landing.context, hold("/api/v1/track/lead"));
+    const { answer, elapsed } = (await account.page.evaluate(`(async () => {
+      const started = performance.now();
+      const answer = await window.serviceTracker.lead({ customer_key: "stalled" });
+      return { answer, elapsed: performance.now() - started };
+    })()`)) as { answer: unknown; elapsed: number };
+    expect(answer).toEqual({ success: false, error: { code: "network_error", message: expect.any(String) } });
+    // Timer granularity: allow a few milliseconds below the nominal timeout.
+    expect(elapsed).toBeGreaterThanOrEqual(SHORT_TIMEOUT_MS - 20);
+    expect(elapsed).toBeLessThan(SHORT_TIMEOUT_MS + 3_000);
+    expect(account.calls.filter((call) => call.endsWith("/lead"))).toEqual(["POST /api/v1/track/lead"]);
+    expect([...stalledClick.errors, ...landing.errors, ...account.errors]).toEqual([]);
+  });
+
+  it("records a landing URL once per tab: a reload or going back is a page view, not another click", async () => {
+    const marker = crypto.randomUUID();
+    const landingUrl = shop(`/1/landing?aff=code-a&m=${marker}`);
+    const clicksOf = (calls: string[]) => calls.filter((call) => call.endsWith("/click"));
+    const { page, context, errors, calls } = await open(landingUrl);
+    const clickId = await ready(page);
+    expect(clickId).toMatch(/^clk_/);
+    await settle(page);
+
+    await page.reload();
+    expect(await ready(page)).toBe(clickId);
+    await settle(page);
+    await page.goto(shop("/1/pricing"));
+    await settle(page);
+    await page.goBack();
+    expect(page.url()).toBe(landingUrl);
+    expect(await ready(page)).toBe(clickId);
+    await settle(page);
+    expect(clicksOf(calls)).toEqual(["POST /api/v1/track/click"]);
+    // The reload (and the pages after it) are page views of the visitor.
+    expect(calls[1]).toBe("POST /api/v1/track/visit");
+    const { rows } = await stack.sql.query(
+      "select click_id from affiliate_click_events where affiliate_url like $1",
+      [`%m=${marker}`],
+    );
+    expect(rows).toEqual([{ click_id: clickId }]);
+
+    // Without the cookie the landing URL is recorded again: a new visitor as far as the site can tell.
+    await context.clearCookies();
+    await page.reload();
+    const newId = await ready(page);
+    expect(newId).toMatch(/^clk_/);
+    expect(newId).not.toBe(clickId);
+    expect(clicksOf(calls)).toHaveLength(2);
+
+    // Another tab opening the same link is another click (the service answers with the cookie's id).
+    const otherTab = await open(landingUrl, context);
+    expect(await ready(otherTab.page)).toBe(newId);
+    expect(clicksOf(otherTab.calls)).toHaveLength(1);
+    expect([...errors, ...otherTab.errors]).toEqual([]);
+  });
+
+  it("records the click on every load when sessionStorage is blocked, without breaking the page", async () => {
+    const { page, errors, calls } = await open(shop("/1/landing?aff=code-a"), undefined, (p) =>
+      p.addInitScript(`Object.defineProperty(window, "sessionStorage", {
+        get() { throw new DOMException("The operation is insecure.", "SecurityError"); },
+      })`),
+    );
+    const clickId = await ready(page);
+    expect(clickId).toMatch(/^clk_/);
+    await page.reload();
+    expect(await ready(page)).toBe(clickId);
+    await settle(page);
+    expect(calls).toEqual(["POST /api/v1/track/click", "POST /api/v1/track/click"]);
+    await page.click("#button");
+    expect(await page.textContent("#out")).toBe("clicked");
+    expect(errors).toEqual([]);
+  });
+
+  it("marks the cookie Secure on an https page", async () => {
+    // An https site without a certificate: Playwright answers every request of the origin itself (page, script
+    // and click endpoint), so Chromium sees an https URL and a secure context.
+    const origin = "https://shop.example.test";
+    const clickId = "clk_SecureCookieTest000000";
+    const context = await newContext();
+    const page = await context.newPage();
+    const errors: Error[] = [];
+    page.on("pageerror", (error) => errors.push(error));
+    await page.route(`${origin}/**`, (route) => {
+      const path = new URL(route.request().url()).pathname;
+      if (path === "/tracker.js") {
+        return route.fulfill({ contentType: "application/javascript", body: TRACKER_SOURCE });
+      }
+      if (path === "/api/v1/track/click") {
+        return route.fulfill({ json: { success: true, click_id: clickId, cookie_window_days: 30 } });
+      }
+      return route.fulfill({ contentType: "text/html", body: pageHtml(path, `${origin}/tracker.js`) });
+    });
+    await page.goto(`${origin}/1/landing?aff=code-a`);
+    expect(await page.evaluate("window.isSecureContext")).toBe(true);
+    expect(await ready(page)).toBe(clickId);
+    const cookie = await clickCookie(context);
+    expect(cookie).toMatchObject({
+      value: clickId,
+      domain: ".example.test",
+      path: "/",
+      sameSite: "Lax",
+      secure: true,
+    });
+    expect(cookie!.expires - Date.now() / 1000).toBeGreaterThan(30 * DAY - 120);
+    expect(cookie!.expires - Date.now() / 1000).toBeLessThanOrEqual(30 * DAY + 1);
+    expect(errors).toEqual([]);
   });
 });
