@@ -2,6 +2,7 @@ import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
 import { defineConfig } from "vitest/config";
+import { apiAuxWorker } from "./test/setup/api-aux-worker.ts";
 
 /**
  * Projects: "node" runs the local-stack tools (database endpoint, Upstash REST proxy, dev stack) in Node;
@@ -91,20 +92,25 @@ export default defineConfig({
       {
         plugins: [
           stripeWithoutSourceMaps,
-          cloudflareTest(async ({ inject }) => ({
-            main: "./functions/stripe-events/index.ts",
-            wrangler: { configPath: "./wrangler.stripe-events.toml" },
-            miniflare: {
-              bindings: {
-                DATABASE_URL: "postgres://app:app@db.localtest.me/app",
-                NEON_FETCH_ENDPOINT: inject("sqlEndpointUrl"),
-                STRIPE_WEBHOOK_SECRET: testStripeWebhookSecret,
+          cloudflareTest(async ({ inject }) => {
+            const database = {
+              DATABASE_URL: "postgres://app:app@db.localtest.me/app",
+              NEON_FETCH_ENDPOINT: inject("sqlEndpointUrl"),
+            };
+            return {
+              main: "./functions/stripe-events/index.ts",
+              wrangler: { configPath: "./wrangler.stripe-events.toml" },
+              miniflare: {
+                bindings: { ...database, STRIPE_WEBHOOK_SECRET: testStripeWebhookSecret },
+                // The API worker, bundled, consumes the notifications queue the events worker sends to.
+                workers: [await apiAuxWorker(database)],
               },
-            },
-          })),
+            };
+          }),
         ],
         test: {
-          // The payments provider's events worker; its tests call the API worker's default export in-process.
+          // The payments provider's events worker; its tests call the API worker's default export in-process
+          // for clicks, leads and sales, and the bundled API worker consumes the notifications queue.
           name: "stripe-events",
           include: ["test/stripe-events/**/*.test.ts"],
           exclude: gated,

@@ -4,6 +4,7 @@ export * from "./customers.ts";
 export * from "./events.ts";
 export * from "./notifications.ts";
 export * from "./partners.ts";
+export * from "./payment-aliases.ts";
 export * from "./programs.ts";
 export * from "./stripe-events.ts";
 export * from "./visits.ts";

@@ -6,6 +6,7 @@ import {
   check,
   index,
   integer,
+  jsonb,
   pgTable,
   text,
   timestamp,
@@ -21,7 +22,8 @@ export type StripeEventStatus = (typeof stripeEventStatuses)[number];
  * A delivery claims the event (`claimed`, `claimed_at`, `attempts + 1`), does its idempotent writes, then
  * marks it `completed`; a replay of a completed event does nothing. A failure marks it `failed` (answered
  * 500, so the provider retries), and a claim older than the lease counts as abandoned: either may be
- * claimed again.
+ * claimed again. `payload` keeps the raw body as received (signature verified), so an operator can
+ * replay an event that failed for good (README, "Replaying an event").
  */
 export const stripeEvents = pgTable(
   "stripe_events",
@@ -39,6 +41,8 @@ export const stripeEvents = pgTable(
     /** What the completed event did (`recorded`, `duplicate`, `not_attributed`, `reversed`, ...). */
     outcome: text("outcome"),
     lastError: text("last_error"),
+    /** The raw event body as received; null for rows claimed before it was kept. */
+    payload: text("payload"),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [
@@ -77,6 +81,42 @@ export const stripePendingReversals = pgTable(
     uniqueIndex("stripe_pending_reversals_event_unique").on(t.eventId),
     index("stripe_pending_reversals_open_idx")
       .on(t.programId, t.paymentId)
+      .where(sql`${t.appliedAt} is null`),
+  ],
+);
+
+/**
+ * A subscription's first invoice that matched no click, lead or customer: a pricing table or payment link
+ * puts the click only on the Checkout Session (`client_reference_id`), and the invoice often arrives
+ * before `checkout.session.completed`. Kept here (the payment as the events worker read it) and recorded
+ * when the checkout event binds the buyer's provider customer to the program's customer; `applied_at`
+ * and `outcome` say when and how it was resolved.
+ */
+export const stripePendingPayments = pgTable(
+  "stripe_pending_payments",
+  {
+    id: bigserial("id", { mode: "number" }).primaryKey(),
+    programId: integer("program_id")
+      .notNull()
+      .references(() => programs.id),
+    eventId: text("event_id").notNull(),
+    /** The invoice id. */
+    objectId: text("object_id").notNull(),
+    subscriptionId: text("subscription_id"),
+    providerCustomerId: text("provider_customer_id"),
+    /** The `ProviderPayment` the invoice was read as. */
+    payment: jsonb("payment").notNull(),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+    appliedAt: timestamp("applied_at", { withTimezone: true }),
+    outcome: text("outcome"),
+  },
+  (t) => [
+    uniqueIndex("stripe_pending_payments_event_unique").on(t.eventId),
+    index("stripe_pending_payments_open_subscription_idx")
+      .on(t.programId, t.subscriptionId)
+      .where(sql`${t.appliedAt} is null`),
+    index("stripe_pending_payments_open_customer_idx")
+      .on(t.programId, t.providerCustomerId)
       .where(sql`${t.appliedAt} is null`),
   ],
 );

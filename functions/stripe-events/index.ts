@@ -4,6 +4,11 @@
  * the same rules and writes as the sale and refund endpoints. Answers: 400 bad signature (nothing
  * recorded); 200 handled, ignored or replayed; 409 the same event is being processed by another delivery;
  * 500 failure (the provider retries; every write is idempotent, so nothing is doubled).
+ *
+ * Notifications of the commission transitions an event wrote are published BEFORE the event is marked
+ * completed, and also when a later step fails: a retry finds those writes done and reports nothing again,
+ * so publishing only after completion could lose them (the consumer dedupes by `dedupe_key`, so a second
+ * send is harmless).
  */
 import Stripe from "stripe";
 import { z } from "zod";
@@ -12,7 +17,14 @@ import { readConfig } from "../../lib/config/env.ts";
 import { databaseFor } from "../../lib/db/client.ts";
 import { publishNotifications } from "../../lib/notifications/publish.ts";
 import { claimEvent, completeEvent, failEvent } from "../../lib/stripe/event-claims.ts";
-import { processPayment, processReversal } from "../../lib/stripe/process-event.ts";
+import {
+  type Outbox,
+  type Processed,
+  processInvoicePayment,
+  processPayment,
+  processReversal,
+  processSubscriptionCheckout,
+} from "../../lib/stripe/process-event.ts";
 import { classifyEvent, isHandledEventType } from "../../lib/stripe/provider-events.ts";
 
 export interface StripeEventsBindings {
@@ -76,6 +88,7 @@ async function handleWebhook(
     type: event.type,
     accountId,
     livemode: event.livemode,
+    payload: rawBody,
     now,
   });
   if (claim.kind === "unknown_account") {
@@ -92,19 +105,34 @@ async function handleWebhook(
   }
 
   const ids = { eventId: event.id, programId: claim.programId };
+  const outbox: Outbox = [];
+  const publish = () => publishNotifications(env.NOTIFICATIONS, ctx, outbox.splice(0));
   try {
     const classified = classifyEvent(event);
-    const processed =
-      classified.action === "payment"
-        ? await processPayment(db, ids, classified.payment, now)
-        : classified.action === "reversal"
-          ? await processReversal(db, ids, classified.reversal, now)
-          : { outcome: "skipped", detail: { reason: classified.reason }, notifications: [] };
-    if (classified.action === "skip") log("info", "event skipped", { ...fields, reason: classified.reason });
+    let processed: Processed;
+    switch (classified.action) {
+      case "payment":
+        processed = await processPayment(db, ids, classified.payment, now, outbox);
+        break;
+      case "subscription_checkout":
+        processed = await processSubscriptionCheckout(db, ids, classified.checkout, now, outbox);
+        break;
+      case "invoice_payment":
+        processed = await processInvoicePayment(db, ids, classified.invoicePayment, now, outbox);
+        break;
+      case "reversal":
+        processed = await processReversal(db, ids, classified.reversal, now, outbox);
+        break;
+      case "skip":
+        log("info", "event skipped", { ...fields, reason: classified.reason });
+        processed = { outcome: "skipped", detail: { reason: classified.reason } };
+        break;
+    }
+    publish();
     await completeEvent(db, event.id, claim.attempts, processed.outcome, now);
-    publishNotifications(env.NOTIFICATIONS, ctx, processed.notifications);
     return json(200, { received: true, outcome: processed.outcome, ...processed.detail });
   } catch (error) {
+    publish();
     log("error", "event processing failed", { ...fields, attempt: claim.attempts, error: String(error) });
     await failEvent(db, event.id, claim.attempts, String(error)).catch((failure: unknown) =>
       log("error", "could not mark the event failed", { ...fields, error: String(failure) }),

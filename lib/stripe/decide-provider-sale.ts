@@ -4,6 +4,7 @@ import type { StoredEmail } from "../tracking/email.ts";
 import {
   type CustomerExtras,
   type CustomerResolution,
+  type CustomerWrite,
   decideAttributedSale,
   resolutionFromClick,
   resolutionFromCustomer,
@@ -14,7 +15,7 @@ import {
   type SaleProgram,
   testSaleDecision,
 } from "../tracking/sale/decide-sale.ts";
-import type { ProviderPayment } from "./provider-events.ts";
+import type { AttributionSource, ProviderPayment, ProviderSubscriptionCheckout } from "./provider-events.ts";
 
 /** A click found for a payment, with the earliest open provisional lead of that click (if any). */
 export interface ProviderClick extends SaleClick {
@@ -58,7 +59,8 @@ export type AttributionStep =
 export type ProviderSaleDecision =
   | { outcome: "skipped"; reason: string }
   | { outcome: "duplicate"; saleId: number; source: string }
-  | { outcome: "not_attributed"; reason: string }
+  /** `noMatch`: no click, lead or customer matched at all (not a window or program mismatch). */
+  | { outcome: "not_attributed"; reason: string; noMatch?: true }
   | {
       outcome: "record";
       decision: Extract<SaleDecision, { outcome: "record" }>;
@@ -108,8 +110,8 @@ export function decideProviderSale(
   const mismatch = programMismatch(payment, facts);
   if (mismatch) return { outcome: "not_attributed", reason: mismatch };
 
-  const found = resolve(payment, facts, email);
-  if (!found) return { outcome: "not_attributed", reason: "no click, lead or customer matches this payment" };
+  const found = resolveAttribution(payment, facts, email);
+  if (!found) return { outcome: "not_attributed", reason: noMatchReason, noMatch: true };
   const decision = decideAttributedSale({
     program,
     productRule: facts.productRule,
@@ -123,8 +125,10 @@ export function decideProviderSale(
   return { outcome: "record", decision, attributedBy: found.step };
 }
 
+const noMatchReason = "no click, lead or customer matches this payment";
+
 /** The three metadata keys must reference the account's program (spec section 6). */
-function programMismatch(payment: ProviderPayment, facts: ProviderSaleFacts): string | null {
+function programMismatch(payment: AttributionSource, facts: ProviderSaleFacts): string | null {
   const { metadata } = payment;
   const programId = facts.program.id;
   if (metadata.programId !== null && metadata.programId !== String(programId)) {
@@ -139,8 +143,9 @@ function programMismatch(payment: ProviderPayment, facts: ProviderSaleFacts): st
   return null;
 }
 
-function resolve(
-  payment: ProviderPayment,
+/** The spec's attribution order over the candidates read; null when nothing matches. */
+function resolveAttribution(
+  payment: AttributionSource,
   facts: ProviderSaleFacts,
   email: StoredEmail | null,
 ): { step: AttributionStep; resolution: CustomerResolution } | null {
@@ -182,4 +187,44 @@ function resolve(
   const keyLead = live(facts.keyLeadClick);
   if (keyLead) return { step: "service_customer_key", resolution: fromClick(keyLead) };
   return null;
+}
+
+export type CustomerBindingDecision =
+  | { outcome: "skipped"; reason: string }
+  | { outcome: "not_attributed"; reason: string }
+  | {
+      outcome: "bind";
+      customer: Exclude<CustomerWrite, { kind: "none" }>;
+      attributedBy: AttributionStep;
+    };
+
+/**
+ * A subscription checkout records no sale (its invoices do) but binds the buyer: the customer the spec's
+ * attribution order finds (made from the click when there is none yet, as a settling lead makes it: status
+ * `lead`, the provisional lead's key, email and time, else the checkout's time as the signup) gets the
+ * session's provider customer id, so the subscription's invoices, which carry neither the click nor
+ * `client_reference_id`, are attributed by it (step 3). The click's provisional leads are settled.
+ */
+export function decideCustomerBinding(
+  checkout: ProviderSubscriptionCheckout,
+  facts: ProviderSaleFacts,
+  email: StoredEmail | null,
+  now: Date,
+): CustomerBindingDecision {
+  if (!checkout.livemode) {
+    return { outcome: "skipped", reason: "test-mode subscription checkout binds no customer" };
+  }
+  if (!checkout.providerCustomerId) {
+    return { outcome: "skipped", reason: "subscription checkout without a provider customer" };
+  }
+  const mismatch = programMismatch(checkout, facts);
+  if (mismatch) return { outcome: "not_attributed", reason: mismatch };
+  const found = resolveAttribution(checkout, facts, email);
+  if (!found) return { outcome: "not_attributed", reason: noMatchReason };
+  const customer = found.resolution.customer;
+  return {
+    outcome: "bind",
+    attributedBy: found.step,
+    customer: customer.kind === "create" ? { ...customer, signedUpAt: customer.signedUpAt ?? now } : customer,
+  };
 }

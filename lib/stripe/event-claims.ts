@@ -18,23 +18,25 @@ export type Claim =
  * Claims an event in ONE statement: a new event is inserted `claimed` (only when its account maps to a
  * program); a `failed` one, or a `claimed` one past its lease, is claimed again (`attempts + 1`). The
  * event's unique id makes concurrent deliveries of one event meet here: exactly one of them claims it.
+ * `payload`, the raw body, is kept for an operator's replay.
  */
 export async function claimEvent(
   db: Database,
-  e: { eventId: string; type: string; accountId: string; livemode: boolean; now: Date },
+  e: { eventId: string; type: string; accountId: string; livemode: boolean; payload: string; now: Date },
 ): Promise<Claim> {
   const at = e.now.toISOString();
   const leaseStart = new Date(e.now.getTime() - claimLeaseMs).toISOString();
   const result = await db.execute(sql`
     with program as (select id from programs where stripe_account_id = ${e.accountId}),
     claimed as (
-      insert into stripe_events (event_id, type, account_id, program_id, livemode, status, attempts, claimed_at)
+      insert into stripe_events
+        (event_id, type, account_id, program_id, livemode, status, attempts, claimed_at, payload)
       select ${e.eventId}, ${e.type}, ${e.accountId}, program.id, ${e.livemode}::boolean, 'claimed', 1,
-             ${at}::timestamptz
+             ${at}::timestamptz, ${e.payload}::text
       from program
       on conflict (event_id) do update
         set status = 'claimed', claimed_at = excluded.claimed_at, attempts = stripe_events.attempts + 1,
-            last_error = null
+            last_error = null, payload = coalesce(stripe_events.payload, excluded.payload)
         where stripe_events.status = 'failed'
            or (stripe_events.status = 'claimed' and stripe_events.claimed_at < ${leaseStart}::timestamptz)
       returning program_id, attempts)

@@ -5,7 +5,8 @@ import { z } from "zod";
  * a connected account's events come in the API version of the platform's webhook endpoint, so fields moved
  * between versions are read from either place (an invoice's subscription metadata under
  * `parent.subscription_details` or, before 2025, `subscription_details`; its PaymentIntent as
- * `payment_intent` or in `payments`). Anything we do not understand is skipped, never a 500.
+ * `payment_intent` or in `payments`, which current versions do not include by default: then
+ * `invoice_payment.paid` names it). Anything we do not understand is skipped, never a 500.
  */
 
 /** The event types the worker acts on; every other type is acknowledged and ignored. */
@@ -14,6 +15,7 @@ export const handledEventTypes = [
   "checkout.session.async_payment_succeeded",
   "invoice.paid",
   "invoice.payment_succeeded",
+  "invoice_payment.paid",
   "charge.refunded",
   "charge.dispute.created",
 ] as const;
@@ -41,6 +43,11 @@ export interface ProviderPayment {
   objectId: string;
   /** The dedupe key shared with the sale endpoint: the PaymentIntent id, else the object id. */
   paymentId: string;
+  /**
+   * The payment's other ids, recorded as aliases of its sale (`payment_aliases`): the invoice id when an
+   * invoice is keyed by its PaymentIntent. Empty for checkouts.
+   */
+  aliases: string[];
   amountCents: number;
   taxCents: number | null;
   /** Upper case, as the sale endpoint stores it. */
@@ -53,7 +60,42 @@ export interface ProviderPayment {
   subscriptionId: string | null;
   subscriptionInterval: "monthly" | "quarterly" | "annual" | null;
   productId: string | null;
+  /** An invoice's `billing_reason` (`subscription_create` for a subscription's first payment). */
+  billingReason: string | null;
 }
+
+/** Every id a payment is known by: its dedupe key first, then its aliases. */
+export function paymentIdsOf(payment: Pick<ProviderPayment, "paymentId" | "aliases">): string[] {
+  return [payment.paymentId, ...payment.aliases.filter((a) => a !== payment.paymentId)];
+}
+
+/**
+ * A subscription checkout: it records no sale (the invoices do) but binds the buyer to the program's
+ * customer, found by the same attribution order, so the invoices are attributed by its provider customer id.
+ */
+export interface ProviderSubscriptionCheckout {
+  sessionId: string;
+  subscriptionId: string | null;
+  providerCustomerId: string | null;
+  email: string | null;
+  clientReferenceId: string | null;
+  metadata: PaymentMetadata;
+  livemode: boolean;
+}
+
+/** `invoice_payment.paid`: which PaymentIntent (or charge) paid which invoice. */
+export interface ProviderInvoicePayment {
+  invoiceId: string;
+  /** The PaymentIntent id, or the charge id of a payment made by a bare charge. */
+  paymentIds: string[];
+  livemode: boolean;
+}
+
+/** The fields the attribution order reads (spec section 6), from a payment or a subscription checkout. */
+export type AttributionSource = Pick<
+  ProviderPayment,
+  "metadata" | "providerCustomerId" | "clientReferenceId"
+>;
 
 /** A refund or a dispute of a charge: the reversal logic of the refund endpoint runs on it. */
 export interface ProviderReversal {
@@ -73,6 +115,8 @@ export interface ProviderReversal {
 
 export type ClassifiedEvent =
   | { action: "payment"; payment: ProviderPayment }
+  | { action: "subscription_checkout"; checkout: ProviderSubscriptionCheckout }
+  | { action: "invoice_payment"; invoicePayment: ProviderInvoicePayment }
   | { action: "reversal"; reversal: ProviderReversal }
   | { action: "skip"; reason: string };
 
@@ -102,6 +146,7 @@ const sessionSchema = z.looseObject({
   customer_details: z.looseObject({ email: text }).nullish(),
   client_reference_id: text,
   payment_intent: idOf,
+  subscription: idOf,
   metadata: metadataSchema,
   total_details: z.looseObject({ amount_tax: count }).nullish(),
 });
@@ -129,7 +174,9 @@ const invoiceSchema = z.looseObject({
         .array(
           z.looseObject({
             status: z.string().nullish(),
-            payment: z.looseObject({ type: z.string().nullish(), payment_intent: idOf }).nullish(),
+            payment: z
+              .looseObject({ type: z.string().nullish(), payment_intent: idOf, charge: idOf })
+              .nullish(),
           }),
         )
         .nullish(),
@@ -154,6 +201,14 @@ const invoiceSchema = z.looseObject({
         .nullish(),
     })
     .nullish(),
+});
+
+const invoicePaymentSchema = z.looseObject({
+  id: z.string(),
+  invoice: idOf,
+  status: z.string().nullish(),
+  livemode: z.boolean().nullish(),
+  payment: z.looseObject({ type: z.string().nullish(), payment_intent: idOf, charge: idOf }).nullish(),
 });
 
 const chargeSchema = z.looseObject({
@@ -216,8 +271,22 @@ export function classifyEvent(event: EventEnvelope): ClassifiedEvent {
       const parsed = sessionSchema.safeParse(object);
       if (!parsed.success) return { action: "skip", reason: "unreadable checkout session" };
       const s = parsed.data;
+      if (s.mode === "subscription") {
+        // Its payments are recorded from its invoices (spec section 6); the session binds the buyer.
+        return {
+          action: "subscription_checkout",
+          checkout: {
+            sessionId: s.id,
+            subscriptionId: s.subscription,
+            providerCustomerId: s.customer,
+            email: s.customer_details?.email ?? s.customer_email,
+            clientReferenceId: s.client_reference_id,
+            metadata: metadataOf(s.metadata),
+            livemode: s.livemode ?? event.livemode,
+          },
+        };
+      }
       if (s.mode !== "payment") {
-        // A subscription's first payment is recorded from its invoice (spec section 6).
         return { action: "skip", reason: `checkout mode ${s.mode ?? "unknown"} records no sale` };
       }
       // A delayed payment method completes the checkout unpaid; it is recorded on async_payment_succeeded.
@@ -232,6 +301,7 @@ export function classifyEvent(event: EventEnvelope): ClassifiedEvent {
           kind: "checkout",
           objectId: s.id,
           paymentId: s.payment_intent ?? s.id,
+          aliases: [],
           amountCents: amount,
           taxCents: s.total_details?.amount_tax ?? null,
           currency: (s.currency ?? "usd").toUpperCase(),
@@ -243,6 +313,7 @@ export function classifyEvent(event: EventEnvelope): ClassifiedEvent {
           subscriptionId: null,
           subscriptionInterval: null,
           productId: null,
+          billingReason: null,
         },
       };
     }
@@ -259,9 +330,15 @@ export function classifyEvent(event: EventEnvelope): ClassifiedEvent {
       }
       const amount = i.amount_paid ?? 0;
       if (amount <= 0) return { action: "skip", reason: "zero amount" };
-      const paidIntent = i.payments?.data?.find(
-        (p) => p.payment?.type === "payment_intent" && p.payment.payment_intent && p.status !== "canceled",
+      // `payments` (only when included): the paid entry names the PaymentIntent that paid the invoice;
+      // without one, an entry not canceled (the legacy reading).
+      const intents = (i.payments?.data ?? []).filter(
+        (p) => p.payment?.type === "payment_intent" && p.payment.payment_intent,
+      );
+      const paidIntent = (
+        intents.find((p) => p.status === "paid") ?? intents.find((p) => p.status !== "canceled")
       )?.payment?.payment_intent;
+      const paymentId = i.payment_intent ?? paidIntent ?? i.id;
       const line = i.lines?.data?.[0];
       const taxes = i.total_taxes?.reduce((sum, t) => sum + t.amount, 0);
       return {
@@ -269,7 +346,8 @@ export function classifyEvent(event: EventEnvelope): ClassifiedEvent {
         payment: {
           kind: "invoice",
           objectId: i.id,
-          paymentId: i.payment_intent ?? paidIntent ?? i.id,
+          paymentId,
+          aliases: paymentId === i.id ? [] : [i.id],
           amountCents: amount,
           taxCents: i.tax ?? taxes ?? null,
           currency: (i.currency ?? "usd").toUpperCase(),
@@ -281,7 +359,26 @@ export function classifyEvent(event: EventEnvelope): ClassifiedEvent {
           subscriptionId: subscriptionId ?? null,
           subscriptionInterval: intervalOf(line?.price?.recurring),
           productId: line?.pricing?.price_details?.product ?? line?.price?.product ?? null,
+          billingReason: i.billing_reason ?? null,
         },
+      };
+    }
+    case "invoice_payment.paid": {
+      const parsed = invoicePaymentSchema.safeParse(object);
+      if (!parsed.success) return { action: "skip", reason: "unreadable invoice payment" };
+      const p = parsed.data;
+      if (p.status !== "paid")
+        return { action: "skip", reason: `invoice payment status ${p.status ?? "unknown"}` };
+      if (!p.invoice) return { action: "skip", reason: "invoice payment names no invoice" };
+      const paymentIds = [p.payment?.payment_intent ?? null, p.payment?.charge ?? null].filter(
+        (v): v is string => v !== null,
+      );
+      if (paymentIds.length === 0) {
+        return { action: "skip", reason: `invoice payment of type ${p.payment?.type ?? "unknown"}` };
+      }
+      return {
+        action: "invoice_payment",
+        invoicePayment: { invoiceId: p.invoice, paymentIds, livemode: p.livemode ?? event.livemode },
       };
     }
     case "charge.refunded": {

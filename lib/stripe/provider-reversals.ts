@@ -1,4 +1,4 @@
-import { sql } from "drizzle-orm";
+import { type SQL, sql } from "drizzle-orm";
 import type { CommissionStatus } from "../../schema/commissions.ts";
 import type { Database } from "../db/client.ts";
 import { withConflictRetry } from "../db/errors.ts";
@@ -12,6 +12,7 @@ import {
 } from "../refunds/apply-refund.ts";
 import type { RefundFacts, RefundIntent } from "../refunds/decide-refund.ts";
 import type { ProviderReversal } from "./provider-events.ts";
+import { textList } from "./provider-sale-store.ts";
 
 type Row = Record<string, unknown>;
 
@@ -28,12 +29,19 @@ const idList = (ids: string[]) =>
     sql`, `,
   );
 
-/** One round trip: the sale of the program recorded under one of the payment ids, as the refund rules see it. */
-async function readReversalFacts(
-  db: Database,
-  programId: number,
-  paymentIds: string[],
-): Promise<ReversalRead> {
+/**
+ * Where a reversal's sale is: recorded under one of the payment ids the charge names, or the sale a
+ * payment alias of one of them points to (an invoice keyed by its invoice id, whose PaymentIntent
+ * `invoice_payment.paid` named).
+ */
+export function reversalTarget(paymentIds: readonly string[]): SQL {
+  const list = textList(paymentIds);
+  return sql`(s.processor_event_id in ${list}
+    or s.id in (select a.sale_id from payment_aliases a where a.alias in ${list} and a.sale_id is not null))`;
+}
+
+/** One round trip: the program's sale matching `target`, as the refund rules see it (the events' first). */
+export async function readReversalFacts(db: Database, programId: number, target: SQL): Promise<ReversalRead> {
   const result = await db.execute(sql`
     select s.id, s.amount_cents, s.refunded_cents, s.currency, s.program_id, s.source, p.advertiser_id,
            (select row_to_json(c) from (
@@ -44,7 +52,7 @@ async function readReversalFacts(
                      from refunds r where r.sale_id = s.id), '[]'::json) as refunds
     from affiliate_sale_events s
     join programs p on p.id = s.program_id
-    where s.program_id = ${programId}::int and s.processor_event_id in (${idList(paymentIds)})
+    where s.program_id = ${programId}::int and ${target}
     order by s.source = 'stripe' desc, s.id
     limit 1`);
   const row = result.rows[0];
@@ -137,7 +145,7 @@ export async function applyProviderReversal(
 ): Promise<ReversalResult> {
   return withConflictRetry(
     async (): Promise<ReversalResult> => {
-      const read = await readReversalFacts(db, programId, reversal.paymentIds);
+      const read = await readReversalFacts(db, programId, reversalTarget(reversal.paymentIds));
       if (!read.sale) return { outcome: "no_sale", apiSale: read.apiSale };
       const planned = reversalIntent(reversal, read.sale.facts);
       if ("skip" in planned) return { outcome: "skipped", reason: planned.skip };
@@ -172,16 +180,28 @@ export async function markReversalsApplied(db: Database, eventIds: string[], now
     where event_id in (${idList(eventIds)}) and applied_at is null`);
 }
 
-/** The reversals kept for a payment, oldest first (one round trip). */
-export async function pendingReversalsFor(
+/**
+ * The reversals kept for a recorded sale, oldest first (one round trip): those naming its key or one of
+ * its aliases. Aliases recorded unlinked for `paymentIds` (the sale's ids) are linked to it first: an
+ * `invoice_payment.paid` kept while the sale was being written is seen here (write first, then look).
+ */
+export async function pendingReversalsForSale(
   db: Database,
   programId: number,
-  paymentId: string,
+  saleId: number,
+  paymentIds: readonly string[],
 ): Promise<Array<{ eventId: string; reversal: ProviderReversal }>> {
   const result = await db.execute(sql`
+    with linked as (
+      update payment_aliases set sale_id = ${saleId}::bigint
+      where payment_id in ${textList(paymentIds)} and sale_id is null
+      returning alias)
     select event_id, kind, payment_id, reversal_id, charge_amount_cents, refunded_total_cents, reason
     from stripe_pending_reversals
-    where program_id = ${programId}::int and payment_id = ${paymentId} and applied_at is null
+    where program_id = ${programId}::int and applied_at is null
+      and payment_id in (select processor_event_id from affiliate_sale_events where id = ${saleId}::bigint
+                         union all select alias from payment_aliases where sale_id = ${saleId}::bigint
+                         union all select alias from linked)
     order by id`);
   return result.rows.map((r) => ({
     eventId: String(r.event_id),

@@ -8,7 +8,8 @@ type Row = Record<string, unknown>;
 
 export interface ProviderSaleQuery {
   programId: number;
-  paymentId: string;
+  /** Every id the payment is known by (`paymentIdsOf`); empty for a subscription checkout. */
+  paymentIds: string[];
   productId: string | null;
   clickId: string | null;
   clientReferenceId: string | null;
@@ -18,6 +19,27 @@ export interface ProviderSaleQuery {
 }
 
 const program = (programId: number) => sql`${programId}::int`;
+
+/** `(a, b, ...)` for `in`; a list that can match nothing when `ids` is empty. */
+export function textList(ids: readonly string[]): SQL {
+  if (ids.length === 0) return sql`(null::text)`;
+  return sql`(${sql.join(
+    ids.map((id) => sql`${id}::text`),
+    sql`, `,
+  )})`;
+}
+
+/**
+ * The sale already recorded for a payment known by `ids`, by either path: under one of the ids, under an
+ * id an `invoice_payment.paid` named for it before its sale existed (an unlinked alias), or as the sale an
+ * alias of one of the ids points to. Selects `s.*` of `affiliate_sale_events s`.
+ */
+export function salesOfPaymentWhere(ids: readonly string[]): SQL {
+  const list = textList(ids);
+  return sql`(s.processor_event_id in ${list}
+    or s.processor_event_id in (select a.alias from payment_aliases a where a.payment_id in ${list} and a.sale_id is null)
+    or s.id in (select a.sale_id from payment_aliases a where a.alias in ${list} and a.sale_id is not null))`;
+}
 
 /**
  * A click id (SQL expression) resolved to the visitor's original click, with its customer and its earliest
@@ -105,8 +127,10 @@ export async function readProviderSaleFacts(db: Database, q: ProviderSaleQuery):
          from programs p
          left join commission_rules r on r.program_id = p.id and r.product_id = ${q.productId}::text
          where p.id = ${program(p)}) pr) as program,
-      (select row_to_json(s) from (
-         select id, program_id, source from affiliate_sale_events where processor_event_id = ${q.paymentId}::text) s)
+      (select row_to_json(x) from (
+         select s.id, s.program_id, s.source from affiliate_sale_events s
+         where ${salesOfPaymentWhere(q.paymentIds)}
+         order by s.id limit 1) x)
         as existing_sale,
       ${clickCandidate(sql`${q.clickId}::text`)} as click,
       ${customerWhere(p, sql`c.email_hash = ${q.emailHash}::text`)} as customer_by_email,

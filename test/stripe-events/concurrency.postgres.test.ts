@@ -1,16 +1,36 @@
 import { describe, expect, it } from "vitest";
 import { balanceOf, commissionsOf } from "../workers/sale-harness.ts";
 import {
+  aliasesOfProgram,
+  charge,
   checkoutSession,
   click,
   connectedProgram,
   customersOf,
+  type Delivery,
   deliver,
   event,
   eventRow,
+  id,
   invoice,
+  invoicePayment,
+  keptPaymentsOf,
+  pendingOf,
+  type StripeEventPayload,
   salesOf,
 } from "./stripe-harness.ts";
+
+/** Delivers every event `copies` times at once, then once more each, as the provider retries its 409s. */
+async function deliverAtOnce(events: StripeEventPayload[], copies: number): Promise<Delivery[]> {
+  const all = events.flatMap((e) => Array.from({ length: copies }, () => e));
+  const responses = await Promise.all(all.map((e) => deliver(e)));
+  for (const r of responses) expect([200, 409]).toContain(r.status);
+  for (const e of events) {
+    const retried = await deliver(e);
+    expect(retried.status).toBe(200);
+  }
+  return responses;
+}
 
 // Needs a real multi-connection PostgreSQL (PGlite is one session): runs when DATABASE_URL is set.
 describe("concurrent deliveries (PostgreSQL)", () => {
@@ -53,5 +73,60 @@ describe("concurrent deliveries (PostgreSQL)", () => {
     expect(await salesOf(p.programId)).toHaveLength(1);
     expect(await commissionsOf(p.programId)).toHaveLength(1);
     expect(await balanceOf(p.programId, p.partnerIds[0])).toBe(500);
+  });
+});
+
+describe("concurrent deliveries of one subscription payment's events (PostgreSQL)", () => {
+  it("invoice, invoice_payment.paid and charge.refunded at once, 3 deliveries each: one sale, linked, refunded once", async () => {
+    const p = await connectedProgram({ commissionType: "recurring_percent", commissionRate: "10" });
+    const clickId = await click(p);
+    const inv = invoice({ amount: 10_000, metadata: { service_click_id: clickId } });
+    const paymentIntent = id("pi");
+    const events = [
+      event("invoice.paid", inv, { account: p.accountId }),
+      event(
+        "invoice_payment.paid",
+        invoicePayment({ invoiceId: String(inv.id), paymentIntent, amount: 10_000 }),
+        { account: p.accountId },
+      ),
+      event("charge.refunded", charge({ paymentIntent, amount: 10_000, amountRefunded: 4_000 }), {
+        account: p.accountId,
+      }),
+    ];
+    await deliverAtOnce(events, 3);
+
+    const sales = await salesOf(p.programId);
+    expect(sales).toHaveLength(1);
+    expect(sales[0]).toMatchObject({ processorEventId: inv.id, refundedCents: 4_000 });
+    expect(await aliasesOfProgram(p.programId)).toMatchObject([
+      { alias: paymentIntent, saleId: sales[0]!.id },
+    ]);
+    expect(await commissionsOf(p.programId)).toMatchObject([{ status: "refunded", deductedCents: 400 }]);
+    expect(await balanceOf(p.programId, p.partnerIds[0])).toBe(600);
+    for (const kept of await pendingOf(p.programId)) expect(kept.appliedAt).not.toBeNull();
+  });
+
+  it("a subscription's first invoice and its checkout at once, 3 deliveries each: recorded once", async () => {
+    const p = await connectedProgram({ commissionType: "recurring_percent", commissionRate: "10" });
+    const clickId = await click(p);
+    const customer = id("cus");
+    const subscription = id("sub");
+    const inv = invoice({ subscription, customer, amount: 5_000 });
+    const session = {
+      ...checkoutSession({ mode: "subscription", clientReferenceId: clickId, customer }),
+      subscription,
+    };
+    const events = [
+      event("invoice.paid", inv, { account: p.accountId }),
+      event("checkout.session.completed", session, { account: p.accountId }),
+    ];
+    await deliverAtOnce(events, 3);
+
+    expect(await salesOf(p.programId)).toMatchObject([
+      { processorEventId: inv.id, partnerId: p.partnerIds[0] },
+    ]);
+    expect(await commissionsOf(p.programId)).toHaveLength(1);
+    expect(await customersOf(p.programId)).toMatchObject([{ clickId, providerCustomerId: customer }]);
+    for (const kept of await keptPaymentsOf(p.programId)) expect(kept.appliedAt).not.toBeNull();
   });
 });

@@ -1,4 +1,3 @@
-import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { stripeEvents } from "../../schema/index.ts";
 import { balanceOf, commissionsOf } from "../workers/sale-harness.ts";
@@ -10,9 +9,9 @@ import {
   deliver,
   event,
   eventRow,
+  failingTrigger,
   salesOf,
   signatureFor,
-  unique,
 } from "./stripe-harness.ts";
 
 async function paidCheckoutEvent() {
@@ -20,25 +19,6 @@ async function paidCheckoutEvent() {
   const clickId = await click(p);
   const session = checkoutSession({ amount: 10_000, metadata: { service_click_id: clickId } });
   return { p, session, e: event("checkout.session.completed", session, { account: p.accountId }) };
-}
-
-/** A trigger that fails writes matching `condition` (on `table`), to break a delivery half-way. */
-async function failingTrigger(table: string, timing: "before insert" | "before update", condition: string) {
-  const name = unique("fail").replace(/-/g, "_");
-  await db.execute(
-    sql.raw(`create function ${name}() returns trigger language plpgsql as $$
-      begin
-        if ${condition} then raise exception 'injected failure'; end if;
-        return new;
-      end $$`),
-  );
-  await db.execute(
-    sql.raw(`create trigger ${name} ${timing} on ${table} for each row execute function ${name}()`),
-  );
-  return async () => {
-    await db.execute(sql.raw(`drop trigger ${name} on ${table}`));
-    await db.execute(sql.raw(`drop function ${name}()`));
-  };
 }
 
 describe("signature", () => {
@@ -78,6 +58,15 @@ describe("signature", () => {
 });
 
 describe("event claims: completed once, retried after a failure", () => {
+  it("keeps the raw body of a claimed event for an operator's replay", async () => {
+    const { e } = await paidCheckoutEvent();
+    const body = JSON.stringify(e);
+    await deliver(body);
+    const row = await eventRow(e.id);
+    expect(row?.payload).toBe(body);
+    expect(JSON.parse(row?.payload ?? "{}")).toMatchObject({ id: e.id, type: e.type });
+  });
+
   it("answers a replay of a completed event 200 and does nothing", async () => {
     const { p, e } = await paidCheckoutEvent();
     const first = await deliver(e);

@@ -79,22 +79,37 @@ describe("checkout.session.completed", () => {
     });
   });
 
-  it("records no sale for a subscription checkout (its invoice does)", async () => {
+  it("records no sale for a subscription checkout (its invoice does), but binds the buyer", async () => {
     const p = await connectedProgram();
     const clickId = await click(p);
     const response = await deliver(
       event(
         "checkout.session.completed",
-        checkoutSession({ mode: "subscription", metadata: { service_click_id: clickId } }),
+        checkoutSession({
+          mode: "subscription",
+          customer: "cus_bound",
+          metadata: { service_click_id: clickId },
+        }),
         { account: p.accountId },
       ),
     );
     expect(response.status).toBe(200);
+    expect(response.body).toMatchObject({ outcome: "customer_bound", attributed_by: "service_click_id" });
+    expect(await salesOf(p.programId)).toHaveLength(0);
+    expect(await customersOf(p.programId)).toMatchObject([
+      { clickId, status: "lead", providerCustomerId: "cus_bound" },
+    ]);
+  });
+
+  it("skips a setup-mode checkout", async () => {
+    const p = await connectedProgram();
+    const response = await deliver(
+      event("checkout.session.completed", checkoutSession({ mode: "setup" }), { account: p.accountId }),
+    );
     expect(response.body).toMatchObject({
       outcome: "skipped",
-      reason: "checkout mode subscription records no sale",
+      reason: "checkout mode setup records no sale",
     });
-    expect(await salesOf(p.programId)).toHaveLength(0);
   });
 
   it("records a delayed payment when checkout.session.async_payment_succeeded arrives, not before", async () => {
@@ -283,9 +298,11 @@ describe("invoice.paid and invoice.payment_succeeded", () => {
     expect(await customersOf(p.programId)).toHaveLength(1);
   });
 
-  it("does not attribute a first payment without metadata that matches no customer", async () => {
+  it("does not attribute a renewal without metadata that matches no customer", async () => {
     const p = await connectedProgram();
-    const e = event("invoice.paid", invoice({}), { account: p.accountId });
+    const e = event("invoice.paid", invoice({ billingReason: "subscription_cycle" }), {
+      account: p.accountId,
+    });
     const response = await deliver(e);
     expect(response.body).toMatchObject({
       outcome: "not_attributed",

@@ -6,10 +6,13 @@ import apiWorker from "../../functions/api/index.ts";
 import {
   customers,
   leadEvents,
+  notifications,
+  paymentAliases,
   programs,
   refunds,
   saleEvents,
   stripeEvents,
+  stripePendingPayments,
   stripePendingReversals,
 } from "../../schema/index.ts";
 import { createProgram, db, freshIp, type ProgramFixture, unique } from "../workers/harness.ts";
@@ -195,6 +198,7 @@ export function checkoutSession(
 /**
  * An invoice as the current API version sends it (`parent.subscription_details`, no PaymentIntent), or
  * with `legacy: true` as versions before 2025 did (`subscription_details`, `subscription`, `payment_intent`).
+ * `payments` adds the invoice's `payments` list (current versions include it only when asked to).
  */
 export function invoice(
   options: {
@@ -207,6 +211,7 @@ export function invoice(
     paymentIntent?: string;
     livemode?: boolean;
     product?: string;
+    payments?: Array<{ paymentIntent: string; status: "paid" | "open" | "canceled" }>;
   } & Buyer = {},
 ): Record<string, unknown> {
   const amount = options.amount ?? 2_900;
@@ -251,6 +256,21 @@ export function invoice(
   }
   return {
     ...common,
+    ...(options.payments
+      ? {
+          payments: {
+            object: "list",
+            data: options.payments.map((p) => ({
+              id: id("inpay"),
+              object: "invoice_payment",
+              amount_paid: p.status === "paid" ? amount : null,
+              is_default: p.status === "paid",
+              payment: { type: "payment_intent", payment_intent: p.paymentIntent },
+              status: p.status,
+            })),
+          },
+        }
+      : {}),
     parent: {
       type: "subscription_details",
       quote_details: null,
@@ -266,6 +286,30 @@ export function invoice(
         },
       ],
     },
+  };
+}
+
+/** An `invoice_payment` (the object of `invoice_payment.paid`): which PaymentIntent paid which invoice. */
+export function invoicePayment(options: {
+  invoiceId: string;
+  paymentIntent: string;
+  amount?: number;
+  status?: "paid" | "open" | "canceled";
+}): Record<string, unknown> {
+  const amount = options.amount ?? 2_900;
+  return {
+    id: id("inpay"),
+    object: "invoice_payment",
+    amount_paid: amount,
+    amount_requested: amount,
+    created: Math.floor(Date.now() / 1000),
+    currency: "usd",
+    invoice: options.invoiceId,
+    is_default: true,
+    livemode: true,
+    payment: { type: "payment_intent", payment_intent: options.paymentIntent },
+    status: options.status ?? "paid",
+    status_transitions: { canceled_at: null, paid_at: Math.floor(Date.now() / 1000) },
   };
 }
 
@@ -358,4 +402,51 @@ export async function ageClick(clickId: string, days: number): Promise<void> {
   await db.execute(
     sql`update affiliate_click_events set created_at = now() - make_interval(days => ${days}::int) where click_id = ${clickId}`,
   );
+}
+
+export async function aliasesOfProgram(programId: number) {
+  return db
+    .select()
+    .from(paymentAliases)
+    .where(eq(paymentAliases.programId, programId))
+    .orderBy(paymentAliases.id);
+}
+
+export async function keptPaymentsOf(programId: number) {
+  return db
+    .select()
+    .from(stripePendingPayments)
+    .where(eq(stripePendingPayments.programId, programId))
+    .orderBy(stripePendingPayments.id);
+}
+
+export async function notificationsOf(programId: number) {
+  return db
+    .select()
+    .from(notifications)
+    .where(eq(notifications.programId, programId))
+    .orderBy(notifications.id);
+}
+
+/** A trigger that fails writes matching `condition` (on `table`), to break a delivery half-way. */
+export async function failingTrigger(
+  table: string,
+  timing: "before insert" | "before update",
+  condition: string,
+): Promise<() => Promise<void>> {
+  const name = unique("fail").replace(/-/g, "_");
+  await db.execute(
+    sql.raw(`create function ${name}() returns trigger language plpgsql as $$
+      begin
+        if ${condition} then raise exception 'injected failure'; end if;
+        return new;
+      end $$`),
+  );
+  await db.execute(
+    sql.raw(`create trigger ${name} ${timing} on ${table} for each row execute function ${name}()`),
+  );
+  return async () => {
+    await db.execute(sql.raw(`drop trigger ${name} on ${table}`));
+    await db.execute(sql.raw(`drop function ${name}()`));
+  };
 }

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { createProgram } from "./harness.ts";
+import { paymentAliases } from "../../schema/index.ts";
+import { createProgram, db } from "./harness.ts";
 import { countDatabaseRoundTrips } from "./round-trip-counter.ts";
-import { click, sale, txn } from "./sale-harness.ts";
+import { click, sale, salesOf, txn } from "./sale-harness.ts";
 
 const roundTripsOf = countDatabaseRoundTrips();
 
@@ -26,5 +27,43 @@ describe("sale: database round trips per request (budget 2)", () => {
       await roundTripsOf(() => sale(p, { transaction_id: txn(), amount_cents: 10, click_id: "clk_none" })),
     ).toBe(1);
     expect(await roundTripsOf(() => sale(p, { transaction_id: 1 }))).toBe(0);
+  });
+});
+
+describe("sale: a transaction_id that is a payment alias of a recorded sale", () => {
+  it("answers 409 with that sale's id, found in the same read (1 round trip), and records nothing", async () => {
+    const p = await createProgram();
+    const clickId = await click(p);
+    const invoiceId = txn();
+    const recorded = await sale(p, { transaction_id: invoiceId, amount_cents: 1000, click_id: clickId });
+    const saleId = Number(recorded.body.sale_id);
+    // What `invoice_payment.paid` records for an invoice sale of the provider's events.
+    const paymentIntent = txn();
+    await db
+      .insert(paymentAliases)
+      .values({ programId: p.programId, alias: paymentIntent, paymentId: invoiceId, saleId });
+
+    let duplicate: Awaited<ReturnType<typeof sale>> | undefined;
+    expect(
+      await roundTripsOf(async () => {
+        duplicate = await sale(p, { transaction_id: paymentIntent, amount_cents: 1000, click_id: clickId });
+      }),
+    ).toBe(1);
+    expect(duplicate?.status).toBe(409);
+    expect(duplicate?.body).toMatchObject({
+      error: { code: "duplicate_transaction", details: { sale_id: saleId } },
+    });
+    expect(await salesOf(p.programId)).toHaveLength(1);
+  });
+
+  it("an alias kept before its sale exists (sale_id null) refuses nothing", async () => {
+    const p = await createProgram();
+    const clickId = await click(p);
+    const paymentIntent = txn();
+    await db
+      .insert(paymentAliases)
+      .values({ programId: p.programId, alias: paymentIntent, paymentId: txn() });
+    const response = await sale(p, { transaction_id: paymentIntent, amount_cents: 1000, click_id: clickId });
+    expect(response.status).toBe(200);
   });
 });

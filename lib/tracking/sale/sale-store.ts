@@ -34,7 +34,12 @@ export function customerFrom(row: Row | undefined): SaleCustomer | null {
   };
 }
 
-/** Everything the sale rules need, in one round trip (one batch of reads). */
+/**
+ * Everything the sale rules need, in one round trip (one batch of reads). The duplicate check reads the
+ * sale recorded under `transaction_id` and, in the same batch, the sale a payment alias of that id points
+ * to (a subscription invoice recorded by the provider's events under its invoice id, whose PaymentIntent
+ * id `invoice_payment.paid` named): either makes the call a duplicate.
+ */
 export async function readSaleFacts(
   db: Database,
   q: {
@@ -46,7 +51,7 @@ export async function readSaleFacts(
   },
 ): Promise<SaleFacts> {
   const keyProgram = sql`(select program_id from program_api_keys where key_hash = ${q.keyHash}::text and revoked_at is null)`;
-  const [keyRows, programRows, saleRows, customerRows, clickRows] = await db.batch([
+  const [keyRows, programRows, saleRows, aliasRows, customerRows, clickRows] = await db.batch([
     db.execute(apiKeyRecordQuery(q.keyHash)),
     db.execute(sql`
       select p.id, p.attribution_window_days, p.commission_type, p.commission_rate, p.duration_months, p.hold_days,
@@ -56,6 +61,9 @@ export async function readSaleFacts(
       left join commission_rules r on r.program_id = p.id and r.product_id = ${q.productId}::text
       where p.id = ${keyProgram}`),
     db.execute(sql`select id from affiliate_sale_events where processor_event_id = ${q.transactionId}::text`),
+    db.execute(
+      sql`select sale_id from payment_aliases where alias = ${q.transactionId}::text and sale_id is not null`,
+    ),
     db.execute(sql`
       select ${customerColumns} from customers c
       where c.customer_key = ${q.customerKey}::text and c.program_id = ${keyProgram}`),
@@ -108,7 +116,11 @@ export async function readSaleFacts(
             durationMonths: programRow.rule_duration === null ? null : Number(programRow.rule_duration),
           }
         : null,
-    existingSaleId: saleRows.rows[0] ? Number(saleRows.rows[0].id) : null,
+    existingSaleId: saleRows.rows[0]
+      ? Number(saleRows.rows[0].id)
+      : aliasRows.rows[0]
+        ? Number(aliasRows.rows[0].sale_id)
+        : null,
     customerByKey: customerFrom(customerRows.rows[0]),
     click,
   };
@@ -214,24 +226,69 @@ function commissionStatements(decision: Recorded, now: Date): SQL[] {
   return statements;
 }
 
+const idList = (ids: readonly string[]) =>
+  sql.join(
+    ids.map((id) => sql`${id}::text`),
+    sql`, `,
+  );
+
 /**
- * Writes the decided sale in ONE transaction (one round trip): customer, sale, commission and, for an
- * approved commission, its ledger credit and balance. Returns the ids.
+ * The payment's ids must not already name a recorded sale as aliases (read before, but an alias may have
+ * been written since): the batch aborts and the retry's read answers the duplicate.
+ */
+function aliasGuard(ids: readonly string[]): SQL {
+  return sql`
+    select guard(not exists (select 1 from payment_aliases
+                             where alias in (${idList(ids)}) and sale_id is not null), 'payment recorded meanwhile')`;
+}
+
+/** The payment's other ids, as aliases of the new sale (an alias kept unlinked is linked to it). */
+function aliasInsert(decision: Recorded, aliases: readonly string[]): SQL {
+  const key = decision.sale.processorEventId;
+  return sql`
+    insert into payment_aliases (program_id, alias, payment_id, sale_id)
+    select s.program_id, a.alias, s.processor_event_id, s.id
+    from affiliate_sale_events s, (values ${sql.join(
+      aliases.map((alias) => sql`(${alias}::text)`),
+      sql`, `,
+    )}) as a(alias)
+    where s.processor_event_id = ${key}
+    on conflict (alias) do update set sale_id = excluded.sale_id where payment_aliases.sale_id is null`;
+}
+
+/** Aliases an `invoice_payment.paid` recorded before this payment's sale existed now point to it. */
+function linkAliasesStatement(decision: Recorded, ids: readonly string[]): SQL {
+  return sql`
+    update payment_aliases
+    set sale_id = (select id from affiliate_sale_events where processor_event_id = ${decision.sale.processorEventId})
+    where payment_id in (${idList(ids)}) and sale_id is null`;
+}
+
+/**
+ * Writes the decided sale in ONE transaction (one round trip): customer, sale, its payment aliases,
+ * commission and, for an approved commission, its ledger credit and balance. Returns the ids.
+ * `aliases`: the payment's other ids (the provider's invoice id of a sale keyed by its PaymentIntent).
  */
 export async function writeSale(
   db: Database,
   decision: Recorded,
   now: Date,
-  options: { withCommission: boolean } = { withCommission: true },
+  options: { withCommission?: boolean; aliases?: readonly string[] } = {},
 ): Promise<{ saleId: number; commissionId: number | null }> {
   const at = now.toISOString();
-  const needsCommission = !options.withCommission && decision.commission !== null;
+  const withCommission = options.withCommission ?? true;
+  const aliases = (options.aliases ?? []).filter((a) => a !== decision.sale.processorEventId);
+  const paymentIds = [decision.sale.processorEventId, ...aliases];
+  const needsCommission = !withCommission && decision.commission !== null;
   const statements: SQL[] = [
+    aliasGuard(paymentIds),
     ...[customerStatement(decision, at), settleProvisionalStatement(decision, at)].filter(
       (s): s is SQL => s !== null,
     ),
     saleInsert(decision, at, needsCommission),
-    ...(options.withCommission ? commissionStatements(decision, now) : []),
+    ...(aliases.length > 0 ? [aliasInsert(decision, aliases)] : []),
+    linkAliasesStatement(decision, paymentIds),
+    ...(withCommission ? commissionStatements(decision, now) : []),
     sql`
       select s.id as sale_id, c.id as commission_id
       from affiliate_sale_events s left join commissions c on c.sale_id = s.id

@@ -1,0 +1,109 @@
+import { sql } from "drizzle-orm";
+import type { Database } from "../db/client.ts";
+import type { ProviderInvoicePayment } from "./provider-events.ts";
+import { textList } from "./provider-sale-store.ts";
+
+type Row = Record<string, unknown>;
+
+/** A sale as `invoice_payment.paid` sees it. */
+export interface AliasedSale {
+  id: number;
+  source: string;
+}
+
+/** The sales already recorded for the invoice and for the PaymentIntent that paid it (either may be none). */
+export interface InvoicePaymentFacts {
+  invoiceSale: AliasedSale | null;
+  paymentSale: AliasedSale | null;
+}
+
+export type InvoicePaymentDecision =
+  /** Neither is recorded yet: keep the alias unlinked; the invoice's sale links it when written. */
+  | { action: "keep" }
+  /** One side is recorded: the other side's ids become its aliases. */
+  | { action: "link"; sale: AliasedSale; paymentId: string; aliases: string[] }
+  | { action: "already_linked"; sale: AliasedSale }
+  /**
+   * The same payment was recorded twice before the link was known (the sale endpoint under the
+   * PaymentIntent id, the events under the invoice id): the events' sale is reversed as a duplicate.
+   * `reverse` is null when both were recorded by the sale endpoint (the events never reverse those).
+   */
+  | { action: "duplicate"; keep: AliasedSale; reverse: AliasedSale | null };
+
+function saleFrom(value: unknown): AliasedSale | null {
+  if (!value || typeof value !== "object") return null;
+  const r = value as Row;
+  return { id: Number(r.id), source: String(r.source) };
+}
+
+/** One round trip: the program's sale recorded under (or aliased by) the invoice id, and the payment's. */
+export async function readInvoicePaymentFacts(
+  db: Database,
+  programId: number,
+  payment: ProviderInvoicePayment,
+): Promise<InvoicePaymentFacts> {
+  const saleOf = (ids: string[]) => sql`(select row_to_json(x) from (
+      select s.id, s.source from affiliate_sale_events s
+      where s.program_id = ${programId}::int
+        and (s.processor_event_id in ${textList(ids)}
+             or s.id in (select a.sale_id from payment_aliases a
+                         where a.alias in ${textList(ids)} and a.sale_id is not null))
+      order by s.id limit 1) x)`;
+  const result = await db.execute(sql`
+    select ${saleOf([payment.invoiceId])} as invoice_sale, ${saleOf(payment.paymentIds)} as payment_sale`);
+  const row = result.rows[0] ?? {};
+  return { invoiceSale: saleFrom(row.invoice_sale), paymentSale: saleFrom(row.payment_sale) };
+}
+
+/** Which PaymentIntent paid which invoice, against what is recorded (pure). */
+export function decideInvoicePayment(
+  payment: ProviderInvoicePayment,
+  facts: InvoicePaymentFacts,
+): InvoicePaymentDecision {
+  const { invoiceSale, paymentSale } = facts;
+  if (!invoiceSale && !paymentSale) return { action: "keep" };
+  if (invoiceSale && !paymentSale) {
+    return { action: "link", sale: invoiceSale, paymentId: payment.invoiceId, aliases: payment.paymentIds };
+  }
+  if (paymentSale && !invoiceSale) {
+    return {
+      action: "link",
+      sale: paymentSale,
+      paymentId: payment.paymentIds[0] ?? payment.invoiceId,
+      aliases: [payment.invoiceId],
+    };
+  }
+  const [first, second] = [invoiceSale, paymentSale] as [AliasedSale, AliasedSale];
+  if (first.id === second.id) return { action: "already_linked", sale: first };
+  // Spec section 6: the provider's events never reverse a sale of the sale endpoint ("not linked").
+  const events = [first, second].filter((s) => s.source === "stripe");
+  if (events.length === 0) return { action: "duplicate", keep: first, reverse: null };
+  if (events.length === 1) {
+    const reverse = events[0] as AliasedSale;
+    return { action: "duplicate", keep: reverse === first ? second : first, reverse };
+  }
+  const [older, newer] = first.id < second.id ? [first, second] : [second, first];
+  return { action: "duplicate", keep: older, reverse: newer };
+}
+
+/**
+ * Records `aliases` as other names of `paymentId`, pointing to `saleId` (null: not recorded yet). An alias
+ * kept unlinked is linked; one already pointing to a sale is left as it is.
+ */
+export async function writeAliases(
+  db: Database,
+  programId: number,
+  paymentId: string,
+  aliases: readonly string[],
+  saleId: number | null,
+): Promise<void> {
+  if (aliases.length === 0) return;
+  await db.execute(sql`
+    insert into payment_aliases (program_id, alias, payment_id, sale_id)
+    values ${sql.join(
+      aliases.map((alias) => sql`(${programId}::int, ${alias}::text, ${paymentId}::text, ${saleId}::bigint)`),
+      sql`, `,
+    )}
+    on conflict (alias) do update set sale_id = excluded.sale_id
+    where payment_aliases.sale_id is null and excluded.sale_id is not null`);
+}
