@@ -29,7 +29,9 @@ export async function readRefundFacts(
                        from refunds r where r.sale_id = s.id), '[]'::json) as refunds
       from affiliate_sale_events s
       join programs p on p.id = s.program_id
-      where s.processor_event_id = ${transactionId}::text
+      where (s.processor_event_id = ${transactionId}::text
+             -- A provider-recorded invoice sale is also found by its PaymentIntent id (payment_aliases).
+             or s.id = (select sale_id from payment_aliases where alias = ${transactionId}::text))
         and s.program_id = (select program_id from program_api_keys where key_hash = ${keyHash} and revoked_at is null)`),
   ]);
   const key = apiKeyRecordFromRow(keyRows.rows[0] as Parameters<typeof apiKeyRecordFromRow>[0]);
