@@ -31,7 +31,7 @@ export function isUniqueViolation(error: unknown, constraint?: string): boolean 
  */
 export function isDeterministicDatabaseError(error: unknown): boolean {
   const code = pgErrorOf(error)?.code;
-  if (!code || code.length !== 5) return false;
+  if (code?.length !== 5) return false;
   return !["08", "40", "53", "57", "58", "XX"].includes(code.slice(0, 2));
 }
 

@@ -11,32 +11,23 @@ export interface RefundRead {
   parties: { programId: number; partnerId: number | null; advertiserId: number } | null;
 }
 
-/** The key, and the sale (of the key's program only) with its commission and applied refunds: one round trip. */
-export async function readRefundFacts(
-  db: Database,
-  keyHash: string,
-  transactionId: string | null,
-): Promise<RefundRead> {
-  const [keyRows, saleRows] = await db.batch([
-    db.execute(apiKeyRecordQuery(keyHash)),
-    db.execute(sql`
-      select s.id, s.amount_cents, s.refunded_cents, s.currency, s.program_id, p.advertiser_id,
-             (select row_to_json(c) from (
-                select id, amount_cents, deducted_cents, status, credited_at is not null as credited,
-                       paid_out_at is not null or status = 'paid' as paid_out, version, is_test, partner_id
-                from commissions where sale_id = s.id) c) as commission,
-             coalesce((select json_agg(json_build_object('key', r.idempotency_key, 'amount', r.requested_cents))
-                       from refunds r where r.sale_id = s.id), '[]'::json) as refunds
-      from affiliate_sale_events s
-      join programs p on p.id = s.program_id
-      where (s.processor_event_id = ${transactionId}::text
-             -- A provider-recorded invoice sale is also found by its PaymentIntent id (payment_aliases).
-             or s.id = (select sale_id from payment_aliases where alias = ${transactionId}::text))
-        and s.program_id = (select program_id from program_api_keys where key_hash = ${keyHash} and revoked_at is null)`),
-  ]);
-  const key = apiKeyRecordFromRow(keyRows.rows[0] as Parameters<typeof apiKeyRecordFromRow>[0]);
-  const row = saleRows.rows[0];
-  if (!row) return { key, facts: null, parties: null };
+/**
+ * The columns the refund rules read for a sale `s` (joined to its program `p`): the sale, its commission
+ * and the refunds already applied. Shared by the refund endpoint and the provider's reversal events.
+ */
+export const refundFactsColumns = sql`
+  s.id, s.amount_cents, s.refunded_cents, s.currency, s.program_id, p.advertiser_id,
+  (select row_to_json(c) from (
+     select id, amount_cents, deducted_cents, status, credited_at is not null as credited,
+            paid_out_at is not null or status = 'paid' as paid_out, version, is_test, partner_id
+     from commissions where sale_id = s.id) c) as commission,
+  coalesce((select json_agg(json_build_object('key', r.idempotency_key, 'amount', r.requested_cents))
+            from refunds r where r.sale_id = s.id), '[]'::json) as refunds`;
+
+export function refundFactsFromRow(row: Record<string, unknown>): {
+  facts: RefundFacts;
+  parties: NonNullable<RefundRead["parties"]>;
+} {
   const c = row.commission as {
     id: number;
     amount_cents: number;
@@ -49,7 +40,6 @@ export async function readRefundFacts(
     partner_id: number;
   } | null;
   return {
-    key,
     facts: {
       sale: {
         id: Number(row.id),
@@ -62,10 +52,10 @@ export async function readRefundFacts(
         amountCents: Number(c.amount_cents),
         deductedCents: Number(c.deducted_cents),
         status: c.status,
-        credited: c.credited,
-        paidOut: c.paid_out,
+        credited: c.credited === true,
+        paidOut: c.paid_out === true,
         version: Number(c.version),
-        isTest: c.is_test,
+        isTest: c.is_test === true,
       },
       appliedRefunds: (row.refunds as Array<{ key: string; amount: number | null }>).map((r) => ({
         idempotencyKey: r.key,
@@ -78,6 +68,29 @@ export async function readRefundFacts(
       advertiserId: Number(row.advertiser_id),
     },
   };
+}
+
+/** The key, and the sale (of the key's program only) with its commission and applied refunds: one round trip. */
+export async function readRefundFacts(
+  db: Database,
+  keyHash: string,
+  transactionId: string | null,
+): Promise<RefundRead> {
+  const [keyRows, saleRows] = await db.batch([
+    db.execute(apiKeyRecordQuery(keyHash)),
+    db.execute(sql`
+      select ${refundFactsColumns}
+      from affiliate_sale_events s
+      join programs p on p.id = s.program_id
+      where (s.processor_event_id = ${transactionId}::text
+             -- A provider-recorded invoice sale is also found by its PaymentIntent id (payment_aliases).
+             or s.id = (select sale_id from payment_aliases where alias = ${transactionId}::text))
+        and s.program_id = (select program_id from program_api_keys where key_hash = ${keyHash} and revoked_at is null)`),
+  ]);
+  const key = apiKeyRecordFromRow(keyRows.rows[0] as Parameters<typeof apiKeyRecordFromRow>[0]);
+  const row = saleRows.rows[0];
+  if (!row) return { key, facts: null, parties: null };
+  return { key, ...refundFactsFromRow(row) };
 }
 
 /**

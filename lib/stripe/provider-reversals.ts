@@ -1,5 +1,4 @@
 import { type SQL, sql } from "drizzle-orm";
-import type { CommissionStatus } from "../../schema/commissions.ts";
 import type { Database } from "../db/client.ts";
 import { withConflictRetry } from "../db/errors.ts";
 import { divideRoundHalfUp } from "../money.ts";
@@ -11,10 +10,10 @@ import {
   refundConflictConstraint,
 } from "../refunds/apply-refund.ts";
 import type { RefundFacts, RefundIntent } from "../refunds/decide-refund.ts";
+import { refundFactsColumns, refundFactsFromRow } from "../refunds/refund-store.ts";
 import type { ProviderReversal } from "./provider-events.ts";
 import { textList } from "./provider-sale-store.ts";
 
-type Row = Record<string, unknown>;
 
 interface ReversalRead {
   /** The sale this provider payment recorded (source `stripe`), with its commission and refunds. */
@@ -43,13 +42,7 @@ export function reversalTarget(paymentIds: readonly string[]): SQL {
 /** One round trip: the program's sale matching `target`, as the refund rules see it (the events' first). */
 export async function readReversalFacts(db: Database, programId: number, target: SQL): Promise<ReversalRead> {
   const result = await db.execute(sql`
-    select s.id, s.amount_cents, s.refunded_cents, s.currency, s.program_id, s.source, p.advertiser_id,
-           (select row_to_json(c) from (
-              select id, amount_cents, deducted_cents, status, credited_at is not null as credited,
-                     paid_out_at is not null or status = 'paid' as paid_out, version, is_test, partner_id
-              from commissions where sale_id = s.id) c) as commission,
-           coalesce((select json_agg(json_build_object('key', r.idempotency_key, 'amount', r.requested_cents))
-                     from refunds r where r.sale_id = s.id), '[]'::json) as refunds
+    select ${refundFactsColumns}, s.source
     from affiliate_sale_events s
     join programs p on p.id = s.program_id
     where s.program_id = ${programId}::int and ${target}
@@ -58,39 +51,7 @@ export async function readReversalFacts(db: Database, programId: number, target:
   const row = result.rows[0];
   if (!row) return { sale: null, apiSale: false };
   if (row.source !== "stripe") return { sale: null, apiSale: true };
-  const c = row.commission as Row | null;
-  return {
-    apiSale: false,
-    sale: {
-      facts: {
-        sale: {
-          id: Number(row.id),
-          amountCents: Number(row.amount_cents),
-          refundedCents: Number(row.refunded_cents),
-          currency: String(row.currency),
-        },
-        commission: c && {
-          id: Number(c.id),
-          amountCents: Number(c.amount_cents),
-          deductedCents: Number(c.deducted_cents),
-          status: c.status as CommissionStatus,
-          credited: c.credited === true,
-          paidOut: c.paid_out === true,
-          version: Number(c.version),
-          isTest: c.is_test === true,
-        },
-        appliedRefunds: (row.refunds as Array<{ key: string; amount: number | null }>).map((r) => ({
-          idempotencyKey: r.key,
-          amountCents: Number(r.amount),
-        })),
-      },
-      parties: {
-        programId: Number(row.program_id),
-        partnerId: c ? Number(c.partner_id) : null,
-        advertiserId: Number(row.advertiser_id),
-      },
-    },
-  };
+  return { apiSale: false, sale: refundFactsFromRow(row) };
 }
 
 /**
