@@ -14,7 +14,6 @@ import { refundFactsColumns, refundFactsFromRow } from "../refunds/refund-store.
 import type { ProviderReversal } from "./provider-events.ts";
 import { textList } from "./provider-sale-store.ts";
 
-
 interface ReversalRead {
   /** The sale this provider payment recorded (source `stripe`), with its commission and refunds. */
   sale: { facts: RefundFacts; parties: RefundParties } | null;
