@@ -1,5 +1,5 @@
 // Adds up vitest JSON reports and prints the closing line CI reads: "N passed, N failed".
-// Any skipped or not-yet-written (vitest "todo") test, or a report with no tests, fails CI: every test runs.
+// A skipped or not-yet-written test, or a report with no tests, fails CI: every test runs.
 import { existsSync, readFileSync } from "node:fs";
 
 let passed = 0;
@@ -14,6 +14,7 @@ for (const file of process.argv.slice(2)) {
   const report = JSON.parse(readFileSync(file, "utf8"));
   passed += report.numPassedTests;
   failed += report.numFailedTests;
+  // vitest names the count of unwritten tests after its `it.todo`, hence the field name below.
   const notRun = report.numPendingTests + report.numTodoTests;
   if (notRun > 0) {
     problems.push(`${file}: ${notRun} test(s) skipped or left unwritten`);
