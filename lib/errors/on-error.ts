@@ -1,6 +1,7 @@
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { AppEnv } from "../http/app-env.ts";
+import { rootLogger } from "../log.ts";
 import { ApiError, platformError } from "./api-error.ts";
 import { defaultErrorPolicy, renderError } from "./envelopes.ts";
 
@@ -17,17 +18,7 @@ export function handleError(error: unknown, c: Context<AppEnv>): Response {
   } else if (error instanceof HTTPException && error.status < 500) {
     apiError = platformError(400, error.message || "Invalid request");
   } else {
-    console.error(
-      JSON.stringify({
-        level: "error",
-        request_id: c.get("requestId"),
-        path: c.req.path,
-        error:
-          error instanceof Error
-            ? { name: error.name, message: error.message, stack: error.stack }
-            : String(error),
-      }),
-    );
+    (c.get("log") ?? rootLogger).error("request failed", error, { path: c.req.routePath });
     apiError = platformError(500, policy.failureMessage);
   }
   return c.json(renderError(apiError, policy), apiError.status);

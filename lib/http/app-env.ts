@@ -3,6 +3,7 @@ import type { Clock } from "../clock.ts";
 import type { Config } from "../config/env.ts";
 import type { Database } from "../db/client.ts";
 import type { ErrorPolicy } from "../errors/envelopes.ts";
+import type { Logger } from "../log.ts";
 import type { RateLimiter } from "../ratelimit/types.ts";
 
 /** The worker's raw bindings (validated into `Config` by `readConfig`). */
@@ -28,6 +29,8 @@ export interface AppEnv {
   Variables: {
     deps: Dependencies;
     requestId: string;
+    /** The logger bound to this request's id (set with the id by `requestId`). */
+    log: Logger;
     errorPolicy: ErrorPolicy;
     /** The allowed origins of the program a browser route resolved, for its CORS answer. */
     corsAllowedOrigins: readonly string[] | undefined;

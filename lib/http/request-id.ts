@@ -1,5 +1,6 @@
 import { createMiddleware } from "hono/factory";
 import { newRequestId } from "../ids.ts";
+import { createLogger } from "../log.ts";
 import type { AppEnv } from "./app-env.ts";
 
 const acceptableIncomingId = /^[A-Za-z0-9._:-]{8,128}$/;
@@ -12,6 +13,7 @@ export const requestId = createMiddleware<AppEnv>(async (c, next) => {
   const incoming = c.req.header("X-Request-ID");
   const id = incoming && acceptableIncomingId.test(incoming) ? incoming : newRequestId();
   c.set("requestId", id);
+  c.set("log", createLogger({ request_id: id }));
   c.header("X-Request-ID", id);
   await next();
   c.res.headers.set("X-Request-ID", id);
