@@ -6,6 +6,7 @@ import type { AppEnv } from "../../lib/http/app-env.ts";
 import { dependencies } from "../../lib/http/dependencies.ts";
 import { requestId } from "../../lib/http/request-id.ts";
 import { firstIssueMessage } from "../../lib/validation/first-issue.ts";
+import { assertStorableText } from "../../lib/validation/storable-text.ts";
 import { registerDocs } from "./routes/docs.ts";
 import { registerClick } from "./routes/track/click.ts";
 import { registerConfig } from "./routes/track/config.ts";
@@ -20,6 +21,7 @@ export function createApp(): OpenAPIHono<AppEnv> {
   const app = new OpenAPIHono<AppEnv>({
     defaultHook: (result) => {
       if (!result.success) throw badRequest(firstIssueMessage(result.error));
+      assertStorableText(result.data);
     },
   });
   app.use("*", requestId, dependencies);

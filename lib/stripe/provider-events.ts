@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { hasControlCharacter, nulPathIn } from "../validation/storable-text.ts";
 
 /**
  * The payments provider's events, reduced to what the service records. Parsing is lenient on purpose:
@@ -232,15 +233,17 @@ const disputeSchema = z.looseObject({
 });
 
 function metadataOf(raw: Record<string, unknown>): PaymentMetadata {
-  const value = (key: string) => {
+  const sent = (key: string) => {
     const v = raw[key];
     return typeof v === "string" && v.trim() !== "" ? v.trim() : null;
   };
+  // An identifier holding a control character can match nothing (and Postgres refuses a NUL): absent.
+  const value = (key: string) => usableIdentifier(sent(key));
   return {
     clickId: value("service_click_id"),
     customerKey: value("service_customer_key"),
     programId: value("program_id"),
-    hasClickKey: value("service_click_id") !== null,
+    hasClickKey: sent("service_click_id") !== null,
   };
 }
 
@@ -262,8 +265,34 @@ export interface EventEnvelope {
   data: { object: unknown };
 }
 
-/** What the event asks for, or why it is skipped. Only handled types reach here. */
+function usableIdentifier(value: string | null): string | null {
+  return value !== null && hasControlCharacter(value) ? null : value;
+}
+
+/**
+ * What the event asks for, or why it is skipped. Only handled types reach here. The buyer's identifiers
+ * (email, provider customer, client reference) holding a control character count as absent; any other
+ * recorded field holding a NUL (which Postgres refuses) skips the event: failing it would only be retried by
+ * the provider for days with the same payload.
+ */
 export function classifyEvent(event: EventEnvelope): ClassifiedEvent {
+  const classified = classifyFields(event);
+  const buyer =
+    classified.action === "payment"
+      ? classified.payment
+      : classified.action === "subscription_checkout"
+        ? classified.checkout
+        : null;
+  if (buyer) {
+    buyer.email = usableIdentifier(buyer.email);
+    buyer.providerCustomerId = usableIdentifier(buyer.providerCustomerId);
+    buyer.clientReferenceId = usableIdentifier(buyer.clientReferenceId);
+  }
+  const nulAt = nulPathIn(classified, "event");
+  return nulAt === null ? classified : { action: "skip", reason: `${nulAt} holds a NUL character` };
+}
+
+function classifyFields(event: EventEnvelope): ClassifiedEvent {
   const object = event.data.object;
   switch (event.type) {
     case "checkout.session.completed":

@@ -41,7 +41,7 @@ describe("POST /api/v1/track/visit errors", () => {
     {
       name: "overlong click_id",
       body: () => ({ click_id: "c".repeat(129), url: page }),
-      message: "click_id must be a string",
+      message: "click_id must be at most 128 characters",
     },
     { name: "no url", body: () => ({ click_id: clickId }), message: "url is required" },
     { name: "blank url", body: () => ({ click_id: clickId, url: " " }), message: "url is required" },

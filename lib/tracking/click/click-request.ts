@@ -1,4 +1,6 @@
 import { z } from "@hono/zod-openapi";
+import { maxDatabaseId } from "../../validation/database-limits.ts";
+import { hasControlCharacter } from "../../validation/storable-text.ts";
 
 const maxUrlLength = 2048;
 
@@ -16,13 +18,16 @@ export function referralCodeOf(affiliateUrl: string): string | null | undefined 
   }
   if ((url.protocol !== "http:" && url.protocol !== "https:") || !url.hostname) return undefined;
   const code = url.searchParams.get("aff")?.trim() || url.searchParams.get("via")?.trim();
+  // A percent-encoded control character (`%00`) decodes into the code; no link can have such a code.
+  if (code && hasControlCharacter(code)) return undefined;
   return code || null;
 }
 
 const programIdField = z
   .number({ error: "Unknown program_id" })
   .int({ error: "Unknown program_id" })
-  .positive({ error: "Unknown program_id" });
+  .positive({ error: "Unknown program_id" })
+  .max(maxDatabaseId, { error: "Unknown program_id" });
 
 /** Field order is check order: the first failing field's message is the answer. */
 export const ClickRequestSchema = z
@@ -55,7 +60,7 @@ export const ClickRequestSchema = z
       }),
       click_id: z
         .string({ error: "click_id must be a string" })
-        .max(128, { error: "click_id must be a string" })
+        .max(128, { error: "click_id must be at most 128 characters" })
         .nullish()
         .openapi({
           description:
@@ -65,7 +70,7 @@ export const ClickRequestSchema = z
         }),
       referrer: z
         .string({ error: "referrer must be a string" })
-        .max(2048, { error: "referrer must be a string" })
+        .max(maxUrlLength, { error: `referrer must be at most ${maxUrlLength} characters` })
         .nullish()
         .openapi({ description: "The page's `document.referrer`, stored for reporting." }),
       additional_data: z

@@ -1,11 +1,14 @@
 import { z } from "@hono/zod-openapi";
+import { maxDatabaseId } from "../../validation/database-limits.ts";
 import { isPlausibleEmail } from "../email.ts";
 
 const programIdField = (name: string) =>
   z
     .number({ error: `${name} must be a positive integer` })
     .int({ error: `${name} must be a positive integer` })
-    .positive({ error: `${name} must be a positive integer` });
+    .positive({ error: `${name} must be a positive integer` })
+    // Well formed but beyond the database's integer ids: no such program can exist.
+    .max(maxDatabaseId, { error: "Unknown program_id" });
 
 /**
  * Field order is check order: the first failing field's message is the answer. The rules between fields
@@ -17,7 +20,7 @@ export const LeadRequestSchema = z
     {
       click_id: z
         .string({ error: "click_id must be a string" })
-        .max(128, { error: "click_id must be a string" })
+        .max(128, { error: "click_id must be at most 128 characters" })
         .nullish()
         .openapi({
           description:

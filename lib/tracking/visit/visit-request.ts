@@ -22,7 +22,7 @@ export const VisitRequestSchema = z
         .string({
           error: (issue) => (absent(issue.input) ? "click_id is required" : "click_id must be a string"),
         })
-        .max(128, { error: "click_id must be a string" })
+        .max(128, { error: "click_id must be at most 128 characters" })
         .refine((value) => value.trim() !== "", { error: "click_id is required" })
         .openapi({
           description: "The visitor's `service_click_id` cookie.",
@@ -40,7 +40,7 @@ export const VisitRequestSchema = z
         }),
       referrer: z
         .string({ error: "referrer must be a string" })
-        .max(maxUrlLength, { error: "referrer must be a string" })
+        .max(maxUrlLength, { error: `referrer must be at most ${maxUrlLength} characters` })
         .nullish()
         .openapi({ description: "The page's `document.referrer`, stored for reporting." }),
       program_id: z

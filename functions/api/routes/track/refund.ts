@@ -21,6 +21,7 @@ import { applyRefund, refundConflictConstraint } from "../../../../lib/refunds/a
 import { RefundRequestSchema, RefundResponseSchema } from "../../../../lib/refunds/refund-request.ts";
 import { readRefundFacts } from "../../../../lib/refunds/refund-store.ts";
 import { firstIssueMessage } from "../../../../lib/validation/first-issue.ts";
+import { assertStorableText, hasNul } from "../../../../lib/validation/storable-text.ts";
 
 export const refundRoute = createRoute({
   method: "post",
@@ -80,7 +81,8 @@ async function handleRefund(c: Context<AppEnv>) {
       const read = await readRefundFacts(
         db,
         keyHash,
-        typeof rawTransactionId === "string" ? rawTransactionId.trim() : null,
+        // A NUL cannot be a parameter; such an id matches no sale, and the body check below answers 400.
+        typeof rawTransactionId === "string" && !hasNul(rawTransactionId) ? rawTransactionId.trim() : null,
       );
       const verdict = evaluateApiKey(header, read.key, now, refundKeyMessages, config.docsUrl);
       if (!verdict.ok) throw verdict.error;
@@ -90,6 +92,7 @@ async function handleRefund(c: Context<AppEnv>) {
       if (!raw.ok) throw badRequest("Malformed JSON in request body");
       const parsed = RefundRequestSchema.safeParse(raw.value);
       if (!parsed.success) throw badRequest(firstIssueMessage(parsed.error));
+      assertStorableText(parsed.data);
       const input = parsed.data;
       if (!read.facts || !read.parties) throw platformError(404, "Sale not found for transaction_id");
 

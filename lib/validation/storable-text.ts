@@ -1,0 +1,71 @@
+import { badRequest } from "../errors/api-error.ts";
+
+/**
+ * Postgres refuses a NUL character in `text` and in `jsonb` (strings and keys alike) with an error, which
+ * would turn a caller's bad input into a 500. Identifiers (ids, keys, codes) are matched exactly against
+ * stored rows, so any C0 control character or DEL in one is a caller's mistake too; free text (URLs,
+ * referrers, reasons, metadata) may carry tabs or newlines and refuses only NUL.
+ */
+const identifierFields = new Set([
+  "transaction_id",
+  "customer_key",
+  "click_id",
+  "refund_id",
+  "product_id",
+  "subscription_id",
+  "provider_payment_id",
+  "currency",
+]);
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point.
+const controlCharacter = /[\u0000-\u001f\u007f]/;
+
+export function hasControlCharacter(value: string): boolean {
+  return controlCharacter.test(value);
+}
+
+export function hasNul(value: string): boolean {
+  return value.includes("\u0000");
+}
+
+/**
+ * The message for the first value of a parsed body (in field order) the database could not store, or
+ * `null`. Paths read like the body: `line_items[0].name`; a NUL in an object key names the object.
+ */
+export function unstorableTextIssue(body: unknown): string | null {
+  if (!body || typeof body !== "object" || Array.isArray(body)) return null;
+  for (const [field, value] of Object.entries(body)) {
+    if (identifierFields.has(field) && typeof value === "string" && hasControlCharacter(value)) {
+      return `${field} must not contain control characters`;
+    }
+    const path = nulPathIn(value, field);
+    if (path !== null) return `${path} must not contain NUL characters`;
+  }
+  return null;
+}
+
+/** Throws the 400 of `unstorableTextIssue`, for routes that validate their body themselves. */
+export function assertStorableText(body: unknown): void {
+  const issue = unstorableTextIssue(body);
+  if (issue) throw badRequest(issue);
+}
+
+/** The path (from `path`) of the first string or object key holding a NUL, or `null`. */
+export function nulPathIn(value: unknown, path: string): string | null {
+  if (typeof value === "string") return hasNul(value) ? path : null;
+  if (Array.isArray(value)) {
+    for (const [index, item] of value.entries()) {
+      const found = nulPathIn(item, `${path}[${index}]`);
+      if (found !== null) return found;
+    }
+    return null;
+  }
+  if (value && typeof value === "object") {
+    for (const [key, item] of Object.entries(value)) {
+      if (hasNul(key)) return path;
+      const found = nulPathIn(item, `${path}.${key}`);
+      if (found !== null) return found;
+    }
+  }
+  return null;
+}

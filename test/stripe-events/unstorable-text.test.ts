@@ -1,0 +1,63 @@
+import { describe, expect, it } from "vitest";
+import {
+  checkoutSession,
+  click,
+  connectedProgram,
+  deliver,
+  event,
+  eventRow,
+  salesOf,
+} from "./stripe-harness.ts";
+
+/**
+ * Postgres refuses a NUL character in text and jsonb. A signed event carrying one must not fail (a 500 is
+ * retried by the provider for days): identifiers holding control characters count as absent, and an event
+ * whose recorded fields still hold a NUL is acknowledged as skipped.
+ */
+describe("events with NUL characters", () => {
+  const nul = "\u0000";
+
+  const cases: Array<{ name: string; metadata: Record<string, string>; email: string }> = [
+    {
+      name: "metadata customer key",
+      metadata: { service_customer_key: `user${nul}` },
+      email: "a@example.com",
+    },
+    { name: "metadata program id", metadata: { program_id: `1${nul}` }, email: "a@example.com" },
+    { name: "buyer email", metadata: {}, email: `a${nul}b@example.com` },
+  ];
+
+  it.each(cases)(
+    "completes a paid checkout with a NUL in the $name (no 500)",
+    async ({ metadata, email }) => {
+      const p = await connectedProgram();
+      const session = checkoutSession({ metadata, email });
+      const e = event("checkout.session.completed", session, { account: p.accountId });
+      const response = await deliver(e);
+      expect(response.status).toBe(200);
+      expect((await eventRow(e.id))?.status).toBe("completed");
+    },
+  );
+
+  it("treats a NUL-carrying click id in the metadata as no click id", async () => {
+    const p = await connectedProgram();
+    const clickId = await click(p);
+    const session = checkoutSession({ metadata: { service_click_id: `${clickId}${nul}` } });
+    const e = event("checkout.session.completed", session, { account: p.accountId });
+    const response = await deliver(e);
+    expect(response.status).toBe(200);
+    expect(response.body.outcome).not.toBe("recorded_attributed");
+    expect((await eventRow(e.id))?.status).toBe("completed");
+    expect((await salesOf(p.programId)).length).toBeLessThanOrEqual(1);
+  });
+
+  it("skips a payment whose recorded ids hold a NUL, and answers 200", async () => {
+    const p = await connectedProgram();
+    const session = checkoutSession({ paymentIntent: `pi_${nul}x` });
+    const e = event("checkout.session.completed", session, { account: p.accountId });
+    const response = await deliver(e);
+    expect(response.status).toBe(200);
+    expect(response.body).toMatchObject({ received: true, outcome: "skipped" });
+    expect(await salesOf(p.programId)).toEqual([]);
+  });
+});
