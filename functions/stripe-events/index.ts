@@ -15,6 +15,7 @@ import { z } from "zod";
 import { systemClock } from "../../lib/clock.ts";
 import { readConfig } from "../../lib/config/env.ts";
 import { databaseFor } from "../../lib/db/client.ts";
+import { payloadTooLargeMessage, readTextWithin } from "../../lib/http/body-limit.ts";
 import { publishNotifications } from "../../lib/notifications/publish.ts";
 import { claimEvent, completeEvent, failEvent } from "../../lib/stripe/event-claims.ts";
 import {
@@ -35,6 +36,12 @@ export interface StripeEventsBindings {
 }
 
 const webhookPath = "/webhooks/stripe";
+
+/**
+ * The provider's events are a few KB (lists inside them hold at most 10 entries; metadata at most 50 keys
+ * of 500 characters); 256 KB is far above the largest, and keeps a forged flood from being buffered.
+ */
+const maxEventBytes = 256 * 1024;
 
 const SecretSchema = z.string().min(1, "STRIPE_WEBHOOK_SECRET is required");
 
@@ -59,7 +66,13 @@ async function handleWebhook(
 ): Promise<Response> {
   const secret = SecretSchema.parse(env.STRIPE_WEBHOOK_SECRET);
   const signature = request.headers.get("stripe-signature");
-  const rawBody = await request.text();
+  const rawBody = await readTextWithin(request, maxEventBytes);
+  if (rawBody === null) {
+    log("warn", "event refused: body too large", { limit: maxEventBytes });
+    return json(413, {
+      error: { code: "payload_too_large", message: payloadTooLargeMessage(maxEventBytes) },
+    });
+  }
   let event: Stripe.Event;
   try {
     if (!signature) throw new Error("no Stripe-Signature header");

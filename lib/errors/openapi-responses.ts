@@ -41,6 +41,11 @@ export function platformErrorResponse(description: string) {
   return { description, content: { "application/json": { schema: PlatformError } } };
 }
 
+export const payloadTooLargeResponse = {
+  description: "The body is larger than 64 KB (65536 bytes); nothing was recorded.",
+  content: { "application/json": { schema: PlatformError } },
+};
+
 export const rateLimitedResponse = {
   description: "Rate limited; nothing was recorded. `Retry-After` gives the wait in seconds.",
   headers: { ...rateLimitHeaders, "Retry-After": { schema: { type: "integer" as const } } },

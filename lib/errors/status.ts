@@ -6,6 +6,7 @@ export const statusNames = {
   404: "NotFoundError",
   409: "ConflictError",
   410: "GoneError",
+  413: "PayloadTooLargeError",
   422: "UnprocessableEntityError",
   429: "TooManyRequestsError",
   500: "InternalServerError",
@@ -18,6 +19,7 @@ export const stableCodeByStatus: Partial<Record<ErrorStatus, string>> = {
   401: "unauthorized",
   404: "not_found",
   409: "duplicate_transaction",
+  413: "payload_too_large",
   422: "unsupported_currency",
   500: "internal_error",
 };

@@ -20,7 +20,15 @@ describe("OpenAPI document and docs page", () => {
     );
     expect(new Set(documented)).toEqual(new Set(served));
     const click = document.paths["/api/v1/track/click"]?.post;
-    expect(Object.keys(click?.responses ?? {}).sort()).toEqual(["200", "400", "403", "410", "429", "500"]);
+    expect(Object.keys(click?.responses ?? {}).sort()).toEqual([
+      "200",
+      "400",
+      "403",
+      "410",
+      "413",
+      "429",
+      "500",
+    ]);
     expect(JSON.stringify(click?.requestBody)).toContain("#/components/schemas/ClickRequest");
     const clickRequest = document.components.schemas.ClickRequest as {
       required: string[];

@@ -3,10 +3,12 @@ import { sha256Hex } from "../../../../lib/auth/api-keys.ts";
 import { bearerToken } from "../../../../lib/auth/bearer.ts";
 import {
   okResponse,
+  payloadTooLargeResponse,
   platformErrorResponse,
   rateLimitedResponse,
 } from "../../../../lib/errors/openapi-responses.ts";
 import type { AppEnv } from "../../../../lib/http/app-env.ts";
+import { limitBody } from "../../../../lib/http/body-limit.ts";
 import { browserCors } from "../../../../lib/http/cors.ts";
 import { errorPolicy } from "../../../../lib/http/dependencies.ts";
 import { newClickId } from "../../../../lib/ids.ts";
@@ -49,6 +51,7 @@ export const clickRoute = createRoute({
       description: "The link was turned off; no click recorded",
       content: { "application/json": { schema: LinkDisabled } },
     },
+    413: payloadTooLargeResponse,
     429: rateLimitedResponse,
     500: platformErrorResponse("Click tracking failed"),
   },
@@ -59,6 +62,7 @@ export function registerClick(app: OpenAPIHono<AppEnv>): void {
     clickRoute.path,
     errorPolicy("Click tracking failed"),
     browserCors("POST"),
+    limitBody(),
     rateLimit(rateLimits.click),
   );
   app.openapi(clickRoute, async (c) => {

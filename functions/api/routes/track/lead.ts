@@ -5,10 +5,12 @@ import { keyRotationNotice } from "../../../../lib/auth/rotation-notice.ts";
 import { withConflictRetry } from "../../../../lib/db/errors.ts";
 import {
   okResponse,
+  payloadTooLargeResponse,
   platformErrorResponse,
   rateLimitedResponse,
 } from "../../../../lib/errors/openapi-responses.ts";
 import type { AppEnv } from "../../../../lib/http/app-env.ts";
+import { limitBody } from "../../../../lib/http/body-limit.ts";
 import { browserCors } from "../../../../lib/http/cors.ts";
 import { errorPolicy } from "../../../../lib/http/dependencies.ts";
 import { rateLimit } from "../../../../lib/ratelimit/middleware.ts";
@@ -70,6 +72,7 @@ export const leadRoute = createRoute({
     403: platformErrorResponse(
       "Test mode with a Bearer key and another program's `additional_data.program_id`",
     ),
+    413: payloadTooLargeResponse,
     429: rateLimitedResponse,
     500: platformErrorResponse("Lead tracking failed"),
   },
@@ -84,6 +87,7 @@ export function registerLead(app: OpenAPIHono<AppEnv>): void {
     leadRoute.path,
     errorPolicy("Lead tracking failed"),
     browserCors("POST"),
+    limitBody(),
     rateLimit(rateLimits.lead),
     keyRotationNotice,
   );

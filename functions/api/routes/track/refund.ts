@@ -9,10 +9,12 @@ import { withConflictRetry } from "../../../../lib/db/errors.ts";
 import { badRequest, platformError } from "../../../../lib/errors/api-error.ts";
 import {
   okResponse,
+  payloadTooLargeResponse,
   platformErrorResponse,
   rateLimitedResponse,
 } from "../../../../lib/errors/openapi-responses.ts";
 import type { AppEnv } from "../../../../lib/http/app-env.ts";
+import { limitBody } from "../../../../lib/http/body-limit.ts";
 import { errorPolicy } from "../../../../lib/http/dependencies.ts";
 import { publishAfterResponse } from "../../../../lib/notifications/publish.ts";
 import { rateLimit } from "../../../../lib/ratelimit/middleware.ts";
@@ -39,6 +41,7 @@ export const refundRoute = createRoute({
     400: platformErrorResponse("Invalid request (`invalid_request`)"),
     401: platformErrorResponse("Missing, malformed, empty, unknown or retired API key (`unauthorized`)"),
     404: platformErrorResponse("Sale not found for transaction_id (`not_found`)"),
+    413: payloadTooLargeResponse,
     429: rateLimitedResponse,
     500: platformErrorResponse("Refund tracking failed (`internal_error`)"),
   },
@@ -50,6 +53,7 @@ export function registerRefund(app: OpenAPIHono<AppEnv>): void {
   app.use(
     refundRoute.path,
     errorPolicy("Refund tracking failed", true),
+    limitBody(),
     rateLimit(rateLimits.saleAndRefund),
     keyRotationNotice,
     requireBearer(refundKeyMessages),

@@ -13,10 +13,12 @@ import {
 import { type ApiError, platformError } from "../../../../lib/errors/api-error.ts";
 import {
   okResponse,
+  payloadTooLargeResponse,
   platformErrorResponse,
   rateLimitedResponse,
 } from "../../../../lib/errors/openapi-responses.ts";
 import type { AppEnv } from "../../../../lib/http/app-env.ts";
+import { limitBody } from "../../../../lib/http/body-limit.ts";
 import { errorPolicy } from "../../../../lib/http/dependencies.ts";
 import { rateLimit } from "../../../../lib/ratelimit/middleware.ts";
 import { rateLimits } from "../../../../lib/ratelimit/policies.ts";
@@ -51,6 +53,7 @@ export const saleRoute = createRoute({
     401: platformErrorResponse("Missing, malformed, unknown or retired API key (`unauthorized`)"),
     409: platformErrorResponse("Duplicate transaction_id (`duplicate_transaction`, `details.sale_id`)"),
     422: platformErrorResponse("Unsupported currency (`unsupported_currency`); nothing created"),
+    413: payloadTooLargeResponse,
     429: rateLimitedResponse,
     500: platformErrorResponse("Sale tracking failed, or Failed to create commission (`internal_error`)"),
   },
@@ -67,6 +70,7 @@ export function registerSale(app: OpenAPIHono<AppEnv>): void {
   app.use(
     saleRoute.path,
     errorPolicy("Sale tracking failed", true),
+    limitBody(),
     rateLimit(rateLimits.saleAndRefund),
     keyRotationNotice,
     requireBearer(saleKeyMessages),

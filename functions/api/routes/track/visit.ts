@@ -1,10 +1,12 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import {
   okResponse,
+  payloadTooLargeResponse,
   platformErrorResponse,
   rateLimitedResponse,
 } from "../../../../lib/errors/openapi-responses.ts";
 import type { AppEnv } from "../../../../lib/http/app-env.ts";
+import { limitBody } from "../../../../lib/http/body-limit.ts";
 import { browserCors } from "../../../../lib/http/cors.ts";
 import { errorPolicy } from "../../../../lib/http/dependencies.ts";
 import { rateLimit } from "../../../../lib/ratelimit/middleware.ts";
@@ -26,6 +28,7 @@ export const visitRoute = createRoute({
   responses: {
     200: okResponse("Visit recorded", VisitResponseSchema),
     400: platformErrorResponse("Invalid request, or a click id that names no click (of the program sent)"),
+    413: payloadTooLargeResponse,
     429: rateLimitedResponse,
     500: platformErrorResponse("Visit tracking failed"),
   },
@@ -36,6 +39,7 @@ export function registerVisit(app: OpenAPIHono<AppEnv>): void {
     visitRoute.path,
     errorPolicy("Visit tracking failed"),
     browserCors("POST"),
+    limitBody(),
     rateLimit(rateLimits.visit),
   );
   app.openapi(visitRoute, async (c) => {

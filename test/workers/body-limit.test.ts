@@ -1,0 +1,155 @@
+import { SELF } from "cloudflare:test";
+import { sql } from "drizzle-orm";
+import { beforeAll, describe, expect, it } from "vitest";
+import { createProgram, db, freshIp, type ProgramFixture } from "./harness.ts";
+import { txn } from "./sale-harness.ts";
+
+const limit = 65_536;
+
+async function rowsOf(programId: number): Promise<number> {
+  const result = await db.execute<{ total: string }>(sql`
+    select
+      (select count(*) from affiliate_click_events where program_id = ${programId})
+      + (select count(*) from affiliate_lead_events where program_id = ${programId})
+      + (select count(*) from affiliate_sale_events where program_id = ${programId})
+      + (select count(*) from affiliate_visit_events where program_id = ${programId}) as total`);
+  return Number(result.rows[0]!.total);
+}
+
+/** A JSON body of exactly `bytes` bytes: the fields, then an ignored padding field. */
+function bodyOf(fields: Record<string, unknown>, bytes: number): string {
+  const empty = JSON.stringify({ ...fields, padding: "" });
+  return JSON.stringify({ ...fields, padding: "x".repeat(bytes - empty.length) });
+}
+
+function chunked(text: string): ReadableStream<Uint8Array> {
+  const bytes = new TextEncoder().encode(text);
+  return new ReadableStream({
+    start(controller) {
+      for (let at = 0; at < bytes.length; at += 8192) controller.enqueue(bytes.slice(at, at + 8192));
+      controller.close();
+    },
+  });
+}
+
+const routes: Array<{
+  name: string;
+  path: string;
+  keyed: boolean;
+  code?: string;
+  fields: (p: ProgramFixture) => Record<string, unknown>;
+}> = [
+  {
+    name: "click",
+    path: "/api/v1/track/click",
+    keyed: false,
+    fields: (p) => ({ affiliate_url: `https://shop.example/?aff=${p.links[0]}` }),
+  },
+  { name: "lead", path: "/api/v1/track/lead", keyed: true, fields: () => ({ customer_key: "u1" }) },
+  {
+    name: "sale",
+    path: "/api/v1/track/sale",
+    keyed: true,
+    code: "payload_too_large",
+    fields: () => ({ transaction_id: txn(), amount_cents: 100, line_items: { note: "big" } }),
+  },
+  {
+    name: "refund",
+    path: "/api/v1/track/refund",
+    keyed: true,
+    code: "payload_too_large",
+    fields: () => ({ transaction_id: txn() }),
+  },
+  {
+    name: "visit",
+    path: "/api/v1/track/visit",
+    keyed: false,
+    fields: () => ({ click_id: "clk_unknown", url: "https://shop.example/" }),
+  },
+];
+
+const cases = routes.flatMap((route) =>
+  (["Content-Length", "chunked"] as const).map((framing) => ({ ...route, framing })),
+);
+
+describe("request body limit (64 KB)", () => {
+  let p: ProgramFixture;
+  beforeAll(async () => {
+    p = await createProgram();
+  });
+
+  it.each(cases)("$name, $framing: one byte over is a 413, nothing written", async (c) => {
+    const before = await rowsOf(p.programId);
+    const text = bodyOf(c.fields(p), limit + 1);
+    const response = await SELF.fetch(`https://api.test${c.path}`, {
+      method: "POST",
+      headers: {
+        "Content-Type": "application/json",
+        "CF-Connecting-IP": freshIp(),
+        ...(c.keyed ? { Authorization: `Bearer ${p.apiKey}` } : {}),
+      },
+      body: c.framing === "chunked" ? chunked(text) : text,
+    });
+    expect(response.status).toBe(413);
+    expect(await response.json()).toEqual({
+      data: null,
+      error: {
+        status: 413,
+        name: "PayloadTooLargeError",
+        message: "Request body too large (limit 65536 bytes)",
+        details: {},
+        ...(c.code ? { code: c.code } : {}),
+      },
+    });
+    expect(response.headers.get("X-Request-ID")).toMatch(/^req_/);
+    expect(await rowsOf(p.programId)).toBe(before);
+  });
+
+  it.each(["Content-Length", "chunked"] as const)(
+    "%s: a body of exactly the limit is read",
+    async (framing) => {
+      const text = bodyOf({ affiliate_url: `https://shop.example/?aff=${p.links[0]}` }, limit);
+      expect(new TextEncoder().encode(text).length).toBe(limit);
+      const response = await SELF.fetch("https://api.test/api/v1/track/click", {
+        method: "POST",
+        headers: { "Content-Type": "application/json", "CF-Connecting-IP": freshIp() },
+        body: framing === "chunked" ? chunked(text) : text,
+      });
+      expect(response.status).toBe(200);
+    },
+  );
+
+  it("a chunked refund body under the limit still reaches the handler (404 for an unknown sale)", async () => {
+    const response = await SELF.fetch("https://api.test/api/v1/track/refund", {
+      method: "POST",
+      headers: {
+        "Content-Type": "application/json",
+        "CF-Connecting-IP": freshIp(),
+        Authorization: `Bearer ${p.apiKey}`,
+      },
+      body: chunked(JSON.stringify({ transaction_id: txn() })),
+    });
+    expect(response.status).toBe(404);
+    expect(((await response.json()) as { error: { message: string } }).error.message).toBe(
+      "Sale not found for transaction_id",
+    );
+  });
+
+  it("an 8 MB click body is refused", async () => {
+    const response = await SELF.fetch("https://api.test/api/v1/track/click", {
+      method: "POST",
+      headers: { "Content-Type": "application/json", "CF-Connecting-IP": freshIp() },
+      body: bodyOf({ affiliate_url: `https://shop.example/?aff=${p.links[0]}` }, 8 * 1024 * 1024),
+    });
+    expect(response.status).toBe(413);
+  });
+
+  it("the 413 is in the OpenAPI document of every route with a body", async () => {
+    const document = (await (await SELF.fetch("https://api.test/openapi.json")).json()) as {
+      paths: Record<string, { post?: { responses: Record<string, unknown> } }>;
+    };
+    for (const route of routes) {
+      expect(Object.keys(document.paths[route.path]?.post?.responses ?? {})).toContain("413");
+    }
+  });
+});
