@@ -74,7 +74,7 @@ export default defineConfig({
             wrangler: { configPath: "./wrangler.toml" },
             miniflare: {
               bindings: {
-                DATABASE_URL: "postgres://app:app@db.localtest.me/app",
+                DATABASE_URL: inject("sqlConnectionString"),
                 NEON_FETCH_ENDPOINT: inject("sqlEndpointUrl"),
               },
             },
@@ -94,7 +94,7 @@ export default defineConfig({
           stripeWithoutSourceMaps,
           cloudflareTest(async ({ inject }) => {
             const database = {
-              DATABASE_URL: "postgres://app:app@db.localtest.me/app",
+              DATABASE_URL: inject("sqlConnectionString"),
               NEON_FETCH_ENDPOINT: inject("sqlEndpointUrl"),
             };
             return {

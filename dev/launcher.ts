@@ -5,6 +5,8 @@
  *   DEV_DATA_DIR   data folder (default `.dev-data`, git-ignored): PGlite data, builds, demo.json, keys
  *   PORT           HTTP port on 127.0.0.1 (default 8787; 0 picks a free one)
  *   DATABASE_URL   a `postgres://` URL uses that PostgreSQL instead of PGlite
+ *   SQL_ENDPOINT_SECRET  the local SQL endpoint's secret (default: random per run), to send statements to
+ *                  it yourself: `Neon-Connection-String: postgres://app:<secret>@db.localtest.me/app`
  *   UPSTASH_REDIS_REST_URL / UPSTASH_REDIS_REST_TOKEN   passed to the workers (else in-memory rate limits)
  *   STRIPE_WEBHOOK_SECRET   the events worker's signing secret (default: a fixed dev secret; set it to the
  *                  one `stripe listen` prints to forward real test-mode events)
@@ -26,6 +28,7 @@ type Stack = Awaited<ReturnType<typeof startLocalStack>>;
 const dataDir = resolve(PROJECT_ROOT, process.env.DEV_DATA_DIR || ".dev-data");
 const port = parsePort(process.env.PORT);
 const databaseUrl = process.env.DATABASE_URL;
+const sqlSecret = process.env.SQL_ENDPOINT_SECRET;
 const upstashUrl = process.env.UPSTASH_REDIS_REST_URL;
 const upstashToken = process.env.UPSTASH_REDIS_REST_TOKEN;
 const stripeWebhookSecret = process.env.STRIPE_WEBHOOK_SECRET;
@@ -64,6 +67,7 @@ const starting = startLocalStack({
   dataDir,
   port,
   ...(databaseUrl ? { databaseUrl } : {}),
+  ...(sqlSecret ? { sqlSecret } : {}),
   ...(upstashUrl && upstashToken ? { upstash: { url: upstashUrl, token: upstashToken } } : {}),
   ...(stripeWebhookSecret ? { stripeWebhookSecret } : {}),
   ...(demoStripeAccountId ? { demoStripeAccountId } : {}),

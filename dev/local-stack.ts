@@ -45,9 +45,6 @@ export { DEV_STRIPE_WEBHOOK_SECRET };
 
 export const PROJECT_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 
-/** The worker's DATABASE_URL: the driver needs a well-formed URL; the local endpoint ignores it. */
-export const PLACEHOLDER_DATABASE_URL = "postgres://app:app@db.localtest.me/app";
-
 export type StackLogLevel = "none" | "error" | "warn" | "info" | "debug";
 
 export interface LocalStackOptions {
@@ -59,6 +56,8 @@ export interface LocalStackOptions {
   host?: string;
   /** A `postgres://` URL selects that PostgreSQL; anything else (or nothing) selects PGlite in `dataDir/pglite`. */
   databaseUrl?: string;
+  /** The SQL endpoint's secret (the password of the workers' DATABASE_URL). Default: random per run. */
+  sqlSecret?: string;
   /** Project root holding the wrangler configs and `migrations/`. Default: this repository. */
   root?: string;
   workers?: readonly WorkerEntry[];
@@ -165,6 +164,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     const sql = await startSqlEndpoint({
       host: "127.0.0.1",
       migrationsFolder: join(root, "migrations"),
+      ...(options.sqlSecret ? { secret: options.sqlSecret } : {}),
       ...(usePostgres ? { databaseUrl: options.databaseUrl } : { dataDir: join(dataDir, "pglite") }),
     });
     cleanups.push(() => sql.close());
@@ -198,7 +198,8 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
 
     const stripeWebhookSecret = options.stripeWebhookSecret || DEV_STRIPE_WEBHOOK_SECRET;
     const injected: Record<string, string> = {
-      DATABASE_URL: PLACEHOLDER_DATABASE_URL,
+      // Carries the SQL endpoint's per-run secret as its password; the endpoint refuses statements without it.
+      DATABASE_URL: sql.connectionString,
       NEON_FETCH_ENDPOINT: sql.url,
       // Read by the events worker only.
       STRIPE_WEBHOOK_SECRET: stripeWebhookSecret,

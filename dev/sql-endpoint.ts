@@ -6,7 +6,12 @@
  * Backed by embedded PGlite by default, or by a real PostgreSQL through a `pg` Pool when given a
  * `postgres://` URL. Every value goes back as raw Postgres text because the driver parses by
  * dataTypeID itself; letting either backend parse first would hand it JS values it cannot re-parse.
+ *
+ * Any local process or web page can reach a loopback port, so statements (every POST) need this run's
+ * secret: the password of the connection string the driver sends in `Neon-Connection-String`, i.e. the
+ * workers' `DATABASE_URL` binding (`endpoint.connectionString`).
  */
+import { randomBytes, timingSafeEqual } from "node:crypto";
 import { existsSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
@@ -33,12 +38,16 @@ export interface SqlEndpointOptions {
   databaseUrl?: string;
   dataDir?: string;
   migrationsFolder?: string;
+  /** The password callers must send; default 256 random bits, new for every start. */
+  secret?: string;
 }
 
 export interface SqlEndpoint {
   url: string;
   port: number;
   backend: "pglite" | "postgres";
+  /** The `DATABASE_URL` for the driver: carries the secret as its password (host and names are ignored). */
+  connectionString: string;
   stats(): { requests: number; statements: number };
   resetStats(): void;
   /** Runs outside the HTTP path (not counted in stats); values come back as raw Postgres text or null. */
@@ -130,6 +139,8 @@ export async function startSqlEndpoint(opts: SqlEndpointOptions = {}): Promise<S
       : await openPglite(opts.dataDir, opts.migrationsFolder);
 
   const counters = { requests: 0, statements: 0 };
+  const secret = opts.secret ?? randomBytes(32).toString("hex");
+  const connectionString = `postgres://app:${encodeURIComponent(secret)}@db.localtest.me/app`;
 
   const server = createServer((req, res) => {
     route(req, res).catch((err: unknown) => sendText(res, 500, errorMessage(err)));
@@ -138,6 +149,10 @@ export async function startSqlEndpoint(opts: SqlEndpointOptions = {}): Promise<S
   async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const path = (req.url ?? "/").split("?", 1)[0];
     const method = req.method ?? "GET";
+    if (method === "POST") {
+      const refusal = secretRefusal(header(req.headers, "neon-connection-string"), secret);
+      if (refusal) return sendJson(res, refusal.status, { message: refusal.message });
+    }
     if (path === "/sql") {
       if (method !== "POST") return sendText(res, 405, "POST only");
       return handleSql(req, res);
@@ -216,6 +231,7 @@ export async function startSqlEndpoint(opts: SqlEndpointOptions = {}): Promise<S
   return {
     url: `http://${urlHost}:${port}/sql`,
     port,
+    connectionString,
     backend: backend.kind,
     stats: () => ({ ...counters }),
     resetStats: () => {
@@ -478,6 +494,28 @@ function booleanHeader(headers: IncomingHttpHeaders, name: string): boolean | un
   if (value === "true") return true;
   if (value === "false") return false;
   throw new BadRequest(`${name} must be "true" or "false"`);
+}
+
+/** Why a request without this run's secret is refused, or `null` when it carries it. */
+function secretRefusal(
+  connectionString: string | undefined,
+  secret: string,
+): { status: 401 | 403; message: string } | null {
+  let password: string;
+  try {
+    if (!connectionString) throw new Error("absent");
+    password = decodeURIComponent(new URL(connectionString).password);
+  } catch {
+    return {
+      status: 401,
+      message:
+        "Neon-Connection-String is required: the connection string whose password is this endpoint's secret",
+    };
+  }
+  const sent = Buffer.from(password);
+  const expected = Buffer.from(secret);
+  if (sent.length === expected.length && timingSafeEqual(sent, expected)) return null;
+  return { status: 403, message: "The connection string's password is not this endpoint's secret" };
 }
 
 function header(headers: IncomingHttpHeaders, name: string): string | undefined {

@@ -87,6 +87,25 @@ describe("local stack (npm run dev)", () => {
     if (dataDir) await rm(dataDir, { recursive: true, force: true });
   }, 30_000);
 
+  it("runs the SQL endpoint behind a per-run secret the workers carry, and refuses statements without it", async () => {
+    const s = stack!;
+    const refused = await fetch(s.sql.url, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ query: "SELECT 1", params: [] }),
+    });
+    expect(refused.status).toBe(401);
+    // The workers reach the database, so their DATABASE_URL carries the secret.
+    const click = await fetch(`${s.baseUrl}/api/v1/track/click`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({
+        affiliate_url: `https://shop.example/?aff=${demo.programs[0]!.active_links[0]}`,
+      }),
+    });
+    expect(click.status).toBe(200);
+  });
+
   it("writes demo.json with two programs, their keys and links", () => {
     const s = stack!;
     expect(demo.base_url).toBe(s.baseUrl);

@@ -8,9 +8,6 @@ import { bigserial, jsonb, pgTable, text, timestamp } from "drizzle-orm/pg-core"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { type SqlEndpoint, startSqlEndpoint } from "../../dev/sql-endpoint.ts";
 
-// The neon driver insists on a well-formed URL; the endpoint ignores it and uses its own backend.
-const DRIVER_URL = "postgres://user:pass@localhost/db";
-
 interface BackendCase {
   name: "pglite" | "postgres";
   databaseUrl?: string;
@@ -82,7 +79,7 @@ describe.each(backends)("sql endpoint via the neon http driver ($name)", ({ name
   // fetchEndpoint is global to the driver and each backend has its own server, so re-point it per test.
   beforeEach(() => {
     neonConfig.fetchEndpoint = endpoint.url;
-    client = neon(DRIVER_URL);
+    client = neon(endpoint.connectionString);
     db = drizzle({ client });
   });
 
@@ -272,7 +269,10 @@ describe.each(backends)("sql endpoint via the neon http driver ($name)", ({ name
     expect(overHttp.headers.get("content-type")).toBe("application/json");
     expect(await overHttp.json()).toEqual({ requests: 4, statements: 6 });
 
-    const reset = await fetch(`${base}/stats/reset`, { method: "POST" });
+    const reset = await fetch(`${base}/stats/reset`, {
+      method: "POST",
+      headers: { "Neon-Connection-String": endpoint.connectionString },
+    });
     expect(reset.status).toBe(200);
     expect(endpoint.stats()).toEqual({ requests: 0, statements: 0 });
 
@@ -280,7 +280,11 @@ describe.each(backends)("sql endpoint via the neon http driver ($name)", ({ name
   });
 
   it("answers malformed requests with 400 and a message", async () => {
-    const res = await fetch(endpoint.url, { method: "POST", body: "{not json" });
+    const res = await fetch(endpoint.url, {
+      method: "POST",
+      headers: { "Neon-Connection-String": endpoint.connectionString },
+      body: "{not json",
+    });
     expect(res.status).toBe(400);
     expect(((await res.json()) as { message: string }).message).toMatch(/JSON/);
   });
@@ -422,3 +426,91 @@ if (postgresCase?.databaseUrl) {
     });
   });
 }
+
+describe("sql endpoint: the per-run secret", () => {
+  let endpoint: SqlEndpoint;
+  beforeAll(async () => {
+    endpoint = await startSqlEndpoint();
+  });
+  afterAll(async () => {
+    await endpoint?.close();
+  });
+
+  const query = JSON.stringify({ query: "SELECT 1 AS one", params: [] });
+  const withPassword = (password: string) => {
+    const url = new URL(endpoint.connectionString);
+    url.password = password;
+    return url.href;
+  };
+
+  it("puts a random secret of at least 128 bits in the connection string's password", async () => {
+    const other = await startSqlEndpoint();
+    try {
+      const secret = new URL(endpoint.connectionString).password;
+      expect(secret).toMatch(/^[0-9a-f]{32,}$/);
+      expect(new URL(other.connectionString).password).not.toBe(secret);
+    } finally {
+      await other.close();
+    }
+  });
+
+  it.each([
+    {
+      name: "no connection string",
+      headers: (): Record<string, string> => ({}),
+      status: 401,
+      message:
+        "Neon-Connection-String is required: the connection string whose password is this endpoint's secret",
+    },
+    {
+      name: "a connection string that is not a URL",
+      headers: () => ({ "Neon-Connection-String": "not a url" }),
+      status: 401,
+      message:
+        "Neon-Connection-String is required: the connection string whose password is this endpoint's secret",
+    },
+    {
+      name: "the wrong password",
+      headers: () => ({ "Neon-Connection-String": withPassword("guess") }),
+      status: 403,
+      message: "The connection string's password is not this endpoint's secret",
+    },
+    {
+      name: "no password",
+      headers: () => ({ "Neon-Connection-String": withPassword("") }),
+      status: 403,
+      message: "The connection string's password is not this endpoint's secret",
+    },
+  ])("refuses a statement with $name ($status) and runs nothing", async ({ headers, status, message }) => {
+    endpoint.resetStats();
+    for (const path of ["/sql", "/stats/reset"]) {
+      const response = await fetch(endpoint.url.replace(/\/sql$/, path), {
+        method: "POST",
+        headers: { "Content-Type": "application/json", ...headers() },
+        body: query,
+      });
+      expect(response.status).toBe(status);
+      expect(await response.json()).toEqual({ message });
+    }
+    expect(endpoint.stats()).toEqual({ requests: 0, statements: 0 });
+  });
+
+  it("runs the statement of a request carrying the secret", async () => {
+    const response = await fetch(endpoint.url, {
+      method: "POST",
+      headers: { "Neon-Connection-String": endpoint.connectionString, "Neon-Array-Mode": "true" },
+      body: query,
+    });
+    expect(response.status).toBe(200);
+    expect(((await response.json()) as { rows: unknown[] }).rows).toEqual([["1"]]);
+  });
+
+  it("takes a given secret", async () => {
+    const given = await startSqlEndpoint({ secret: "0123456789abcdef0123456789abcdef" });
+    try {
+      expect(new URL(given.connectionString).password).toBe("0123456789abcdef0123456789abcdef");
+    } finally {
+      await given.close();
+    }
+  });
+});

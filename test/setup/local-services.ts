@@ -5,6 +5,8 @@ import { startUpstashProxy } from "../../dev/upstash-rest-proxy.ts";
 declare module "vitest" {
   export interface ProvidedContext {
     sqlEndpointUrl: string;
+    /** The workers' DATABASE_URL: its password is the SQL endpoint's per-run secret. */
+    sqlConnectionString: string;
     databaseBackend: "pglite" | "postgres";
     /** The Upstash REST endpoint in front of the real Redis, when REDIS_URL is set. */
     upstash: { url: string; token: string } | null;
@@ -23,6 +25,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
     migrationsFolder: "migrations",
   });
   project.provide("sqlEndpointUrl", endpoint.url);
+  project.provide("sqlConnectionString", endpoint.connectionString);
   project.provide("databaseBackend", endpoint.backend);
 
   const redisUrl = process.env.REDIS_URL;

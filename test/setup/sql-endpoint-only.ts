@@ -14,6 +14,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
     migrationsFolder: "migrations",
   });
   project.provide("sqlEndpointUrl", endpoint.url);
+  project.provide("sqlConnectionString", endpoint.connectionString);
   project.provide("databaseBackend", endpoint.backend);
   project.provide("upstash", null);
   return () => endpoint.close();
