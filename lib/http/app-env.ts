@@ -36,5 +36,7 @@ export interface AppEnv {
     corsAllowedOrigins: readonly string[] | undefined;
     /** Set when the request authenticated with a key marked for rotation (see `keyRotationNotice`). */
     keyRotation: KeyRotation | undefined;
+    /** The SHA-256 of the Bearer token when it matched a stored key; the rate limiter then counts per key. */
+    authenticatedKeyHash: string | undefined;
   };
 }

@@ -1,15 +1,35 @@
 import type { Clock } from "../clock.ts";
 import type { RateLimiter, RateLimitPolicy, RateLimitResult } from "./types.ts";
 
+interface Window {
+  windowStart: number;
+  windowMs: number;
+  count: number;
+}
+
 /**
  * Fixed windows aligned to the epoch, the same shape as Upstash's `fixedWindow`, kept in this isolate's
- * memory: the spec's "each instance keeps its own in-memory counts".
+ * memory: the spec's "each instance keeps its own in-memory counts". At most `maxBuckets` buckets: when
+ * full, expired windows are dropped, and if every window is live the least recently used bucket goes (it
+ * starts over: a caller gains at most one window's limit, while memory stays bounded whatever the number of
+ * callers).
  */
 export class MemoryRateLimiter implements RateLimiter {
-  private readonly windows = new Map<string, { windowStart: number; count: number }>();
-  private checksSinceSweep = 0;
+  // Map order is recency order: a bucket is re-inserted on every check.
+  private readonly windows = new Map<string, Window>();
+  private readonly maxBuckets: number;
+  private lastSweepMs = Number.NEGATIVE_INFINITY;
 
-  constructor(private readonly clock: Clock) {}
+  constructor(
+    private readonly clock: Clock,
+    options: { maxBuckets?: number } = {},
+  ) {
+    this.maxBuckets = options.maxBuckets ?? 10_000;
+  }
+
+  get size(): number {
+    return this.windows.size;
+  }
 
   async check(policy: RateLimitPolicy, key: string): Promise<RateLimitResult> {
     const nowMs = this.clock.now().getTime();
@@ -17,10 +37,12 @@ export class MemoryRateLimiter implements RateLimiter {
     const windowStart = Math.floor(nowMs / windowMs) * windowMs;
     const bucket = `${policy.name}:${key}`;
     const current = this.windows.get(bucket);
-    const state = current && current.windowStart === windowStart ? current : { windowStart, count: 0 };
+    const state =
+      current && current.windowStart === windowStart ? current : { windowStart, windowMs, count: 0 };
     state.count += 1;
+    this.windows.delete(bucket);
+    if (this.windows.size >= this.maxBuckets) this.makeRoom(nowMs);
     this.windows.set(bucket, state);
-    this.sweepNowAndThen(nowMs, windowMs);
     return {
       allowed: state.count <= policy.limit,
       limit: policy.limit,
@@ -29,13 +51,16 @@ export class MemoryRateLimiter implements RateLimiter {
     };
   }
 
-  /** Old windows are dropped now and then so a long-lived isolate does not grow without bound. */
-  private sweepNowAndThen(nowMs: number, windowMs: number): void {
-    this.checksSinceSweep += 1;
-    if (this.checksSinceSweep < 1000) return;
-    this.checksSinceSweep = 0;
-    for (const [bucket, state] of this.windows) {
-      if (state.windowStart + windowMs <= nowMs) this.windows.delete(bucket);
+  private makeRoom(nowMs: number): void {
+    // A full scan at most once a second: a flood of new callers must not cost a scan per request.
+    if (nowMs - this.lastSweepMs >= 1000) {
+      this.lastSweepMs = nowMs;
+      for (const [bucket, window] of this.windows) {
+        if (window.windowStart + window.windowMs <= nowMs) this.windows.delete(bucket);
+      }
     }
+    if (this.windows.size < this.maxBuckets) return;
+    const leastRecent = this.windows.keys().next().value;
+    if (leastRecent !== undefined) this.windows.delete(leastRecent);
   }
 }

@@ -5,7 +5,11 @@ import { typedError } from "../errors/api-error.ts";
 import { renderError } from "../errors/envelopes.ts";
 import type { AppEnv } from "../http/app-env.ts";
 import { clientIp } from "../http/client-ip.ts";
+import { KnownKeys } from "./known-keys.ts";
 import type { RateLimitPolicy, RateLimitResult } from "./types.ts";
+
+// Per isolate, like the in-memory counts: keys whose hash matched a stored key on a keyed route.
+const authenticatedKeys = new KnownKeys();
 
 /**
  * Applies one policy before the endpoint runs: a refused request never reaches it, so nothing is recorded.
@@ -13,7 +17,9 @@ import type { RateLimitPolicy, RateLimitResult } from "./types.ts";
  */
 export function rateLimit(policy: RateLimitPolicy) {
   return createMiddleware<AppEnv>(async (c, next) => {
-    const key = await bucketKey(policy, c.req.header("Authorization"), clientIp(c));
+    const token = policy.countedPer === "token" ? bearerToken(c.req.header("Authorization")) : undefined;
+    const keyHash = token ? await sha256Hex(token) : null;
+    const key = bucketKey(keyHash, clientIp(c));
     const result = await c.get("deps").rateLimiter.check(policy, key);
     if (!result.allowed) {
       const retryAfter = retryAfterSeconds(result, c.get("deps").clock.now());
@@ -30,19 +36,17 @@ export function rateLimit(policy: RateLimitPolicy) {
     }
     await next();
     setHeaders(c.res.headers, result);
+    if (keyHash && c.get("authenticatedKeyHash") === keyHash) authenticatedKeys.remember(keyHash);
   });
 }
 
-async function bucketKey(
-  policy: RateLimitPolicy,
-  authorization: string | undefined,
-  ip: string,
-): Promise<string> {
-  if (policy.countedPer === "token") {
-    const token = bearerToken(authorization);
-    // Keys are never stored in Redis in clear: the bucket is named by the token's hash.
-    if (token) return `key:${(await sha256Hex(token)).slice(0, 32)}`;
-  }
+/**
+ * Spec section 8: keyed routes count per Bearer token, falling back to IP. Only a token known to match a
+ * key gets its own bucket: a made-up one counts by IP, else each random token would get a fresh bucket
+ * (and the in-memory limiter a new entry). Keys never reach Redis in clear: the bucket is the token's hash.
+ */
+function bucketKey(keyHash: string | null, ip: string): string {
+  if (keyHash && authenticatedKeys.has(keyHash)) return `key:${keyHash.slice(0, 32)}`;
   return `ip:${ip}`;
 }
 

@@ -55,3 +55,42 @@ export async function expectLimitedAfter(responses: Response[], limit: number): 
     },
   });
 }
+
+export const refundUrl = "https://api.test/api/v1/track/refund";
+
+/** Sends a refund of an unknown sale with `token` as Bearer: 404 for a real key, 401 for a made-up one. */
+export type SendWithToken = (ip: string, token: string) => Promise<Response>;
+
+export const refundThroughSelf: SendWithToken = (ip, token) =>
+  SELF.fetch(refundUrl, {
+    method: "POST",
+    headers: { "Content-Type": "application/json", "CF-Connecting-IP": ip, Authorization: `Bearer ${token}` },
+    body: JSON.stringify({ transaction_id: `txn-${crypto.randomUUID()}` }),
+  });
+
+/**
+ * Spec section 8 counts sale and refund per key (120 a minute). Made-up tokens must not each get a fresh
+ * bucket: they share the caller's IP bucket, while a key that authenticated keeps its own. Retried when the
+ * window rolls over mid-scenario, so the assertions always see one window.
+ */
+export async function expectMadeUpTokensShareTheIpBucket(send: SendWithToken, apiKey: string): Promise<void> {
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const ip = freshIp();
+    // The key's first request in this isolate is counted by IP (it is not known yet); then it is known.
+    const first = await send(ip, apiKey);
+    expect(first.status).toBe(404);
+    const madeUp: Response[] = [];
+    for (let i = 0; i < 120; i++) madeUp.push(await send(ip, `sk_live_madeup${crypto.randomUUID()}`));
+    const known = await send(ip, apiKey);
+    const resets = new Set([first, ...madeUp, known].map((r) => r.headers.get("X-RateLimit-Reset")));
+    if (resets.size !== 1) continue;
+    expect(madeUp.slice(0, 119).map((r) => r.status)).toEqual(Array(119).fill(401));
+    expect(madeUp[118]!.headers.get("X-RateLimit-Remaining")).toBe("0");
+    expect(madeUp[119]!.status).toBe(429);
+    // The real key is counted in its own bucket, untouched by the made-up tokens from its IP.
+    expect(known.status).toBe(404);
+    expect(known.headers.get("X-RateLimit-Remaining")).toBe("119");
+    return;
+  }
+  throw new Error("the rate-limit window rolled over in three attempts in a row");
+}

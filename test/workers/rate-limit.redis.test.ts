@@ -2,8 +2,16 @@ import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test"
 import { env } from "cloudflare:workers";
 import { describe, expect, inject, it } from "vitest";
 import worker from "../../functions/api/index.ts";
-import { freshIp } from "./harness.ts";
-import { burst, clickUrl, expectLimitedAfter, type Send } from "./rate-limit-helpers.ts";
+import { createProgram, freshIp } from "./harness.ts";
+import {
+  burst,
+  clickUrl,
+  expectLimitedAfter,
+  expectMadeUpTokensShareTheIpBucket,
+  refundUrl,
+  type Send,
+  type SendWithToken,
+} from "./rate-limit-helpers.ts";
 
 // Runs when REDIS_URL is set (CI sets it): the Upstash client against the real Redis, through the local
 // Upstash REST endpoint the global setup starts. The worker is called with the Upstash bindings added.
@@ -51,5 +59,28 @@ describe("rate limit, Upstash limiter against the real Redis", () => {
       globalThis.fetch = realFetch;
     }
     expect(redisCalls).toBe(1);
+  });
+
+  it("counts made-up Bearer tokens on sale and refund in the caller's IP bucket, a real key in its own", async () => {
+    const refundThroughUpstash: SendWithToken = async (ip, token) => {
+      const ctx = createExecutionContext();
+      const response = await worker.fetch(
+        new Request(refundUrl, {
+          method: "POST",
+          headers: {
+            "Content-Type": "application/json",
+            "CF-Connecting-IP": ip,
+            Authorization: `Bearer ${token}`,
+          },
+          body: JSON.stringify({ transaction_id: `txn-${crypto.randomUUID()}` }),
+        }),
+        upstashEnv as typeof env,
+        ctx,
+      );
+      await waitOnExecutionContext(ctx);
+      return response;
+    };
+    const p = await createProgram();
+    await expectMadeUpTokensShareTheIpBucket(refundThroughUpstash, p.apiKey);
   });
 });

@@ -1,6 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { clicksOfProgram, createProgram, freshIp } from "./harness.ts";
-import { burst, expectLimitedAfter, throughSelf } from "./rate-limit-helpers.ts";
+import {
+  burst,
+  expectLimitedAfter,
+  expectMadeUpTokensShareTheIpBucket,
+  refundThroughSelf,
+  throughSelf,
+} from "./rate-limit-helpers.ts";
 
 describe("rate limit, in-memory limiter", () => {
   it("allows 60 clicks per minute per IP, then answers 429 and records nothing", async () => {
@@ -18,6 +24,13 @@ describe("rate limit, in-memory limiter", () => {
     const other = await throughSelf(b, {});
     expect(first.headers.get("X-RateLimit-Remaining")).toBe("59");
     expect(other.headers.get("X-RateLimit-Remaining")).toBe("59");
+  });
+});
+
+describe("rate limit of sale and refund, in-memory limiter", () => {
+  it("counts made-up Bearer tokens in the caller's IP bucket, and a real key in its own", async () => {
+    const p = await createProgram();
+    await expectMadeUpTokensShareTheIpBucket(refundThroughSelf, p.apiKey);
   });
 });
 

@@ -88,6 +88,7 @@ async function handleRefund(c: Context<AppEnv>) {
         // A NUL cannot be a parameter; such an id matches no sale, and the body check below answers 400.
         typeof rawTransactionId === "string" && !hasNul(rawTransactionId) ? rawTransactionId.trim() : null,
       );
+      if (read.key) c.set("authenticatedKeyHash", keyHash);
       const verdict = evaluateApiKey(header, read.key, now, refundKeyMessages, config.docsUrl);
       if (!verdict.ok) throw verdict.error;
       c.set("keyRotation", verdict.rotation ?? undefined);

@@ -91,6 +91,7 @@ export function registerSale(app: OpenAPIHono<AppEnv>): void {
           clickId: body.click_id ?? null,
           productId: body.product_id ?? null,
         });
+        if (facts.key && keyHash) c.set("authenticatedKeyHash", keyHash);
         const decision = decideSale({ header, body, now, docsUrl: config.docsUrl }, facts);
         c.set("keyRotation", decision.rotation ?? undefined);
         if (decision.outcome !== "record") return { decision, ids: null };

@@ -1,0 +1,28 @@
+/**
+ * The key hashes that authenticated in this isolate, most recent last, at most `capacity` of them. A
+ * Bearer token gets its own rate-limit bucket only once it is known here; until then (and for every
+ * made-up token) it counts in the caller's IP bucket, so sending random tokens buys no extra requests.
+ */
+export class KnownKeys {
+  private readonly hashes = new Set<string>();
+
+  constructor(private readonly capacity = 10_000) {}
+
+  has(hash: string): boolean {
+    return this.hashes.has(hash);
+  }
+
+  remember(hash: string): void {
+    // Re-inserting moves the hash to the end, so the first in iteration order is the least recently used.
+    this.hashes.delete(hash);
+    this.hashes.add(hash);
+    if (this.hashes.size > this.capacity) {
+      const oldest = this.hashes.values().next().value;
+      if (oldest !== undefined) this.hashes.delete(oldest);
+    }
+  }
+
+  get size(): number {
+    return this.hashes.size;
+  }
+}

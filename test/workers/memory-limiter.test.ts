@@ -1,0 +1,56 @@
+import { describe, expect, it } from "vitest";
+import { KnownKeys } from "../../lib/ratelimit/known-keys.ts";
+import { MemoryRateLimiter } from "../../lib/ratelimit/memory-limiter.ts";
+import type { RateLimitPolicy } from "../../lib/ratelimit/types.ts";
+
+const policy: RateLimitPolicy = { name: "test", limit: 2, windowSeconds: 60, countedPer: "ip" };
+
+function movableClock(start: string) {
+  let now = new Date(start).getTime();
+  return { now: () => new Date(now), advance: (ms: number) => (now += ms) };
+}
+
+describe("in-memory limiter bounds", () => {
+  it("never holds more buckets than its cap, whatever the number of callers", async () => {
+    const limiter = new MemoryRateLimiter(movableClock("2026-01-01T00:00:10Z"), { maxBuckets: 100 });
+    for (let i = 0; i < 1_000; i++) await limiter.check(policy, `ip:${i}`);
+    expect(limiter.size).toBe(100);
+  });
+
+  it("drops expired windows first, then the least recently used live bucket", async () => {
+    const clock = movableClock("2026-01-01T00:00:10Z");
+    const limiter = new MemoryRateLimiter(clock, { maxBuckets: 3 });
+    await limiter.check(policy, "old");
+    clock.advance(60_000);
+    await limiter.check(policy, "a");
+    await limiter.check(policy, "b");
+    // Full: the expired "old" window goes, the live ones stay.
+    await limiter.check(policy, "c");
+    expect(limiter.size).toBe(3);
+    expect((await limiter.check(policy, "a")).remaining).toBe(0);
+    // Full of live buckets: "b" is the least recently used and is dropped (it starts over).
+    await limiter.check(policy, "d");
+    expect(limiter.size).toBe(3);
+    expect((await limiter.check(policy, "c")).remaining).toBe(0);
+    expect((await limiter.check(policy, "b")).remaining).toBe(1);
+  });
+
+  it("still refuses over the limit within a window", async () => {
+    const limiter = new MemoryRateLimiter(movableClock("2026-01-01T00:00:10Z"));
+    const results = [];
+    for (let i = 0; i < 3; i++) results.push(await limiter.check(policy, "ip:1"));
+    expect(results.map((r) => r.allowed)).toEqual([true, true, false]);
+  });
+});
+
+describe("known keys", () => {
+  it("keeps at most its capacity, forgetting the least recently authenticated", () => {
+    const keys = new KnownKeys(2);
+    keys.remember("a");
+    keys.remember("b");
+    keys.remember("a");
+    keys.remember("c");
+    expect(keys.size).toBe(2);
+    expect([keys.has("a"), keys.has("b"), keys.has("c")]).toEqual([true, false, true]);
+  });
+});
