@@ -27,6 +27,7 @@ import {
   processSubscriptionCheckout,
 } from "../../lib/stripe/process-event.ts";
 import { classifyEvent, isHandledEventType } from "../../lib/stripe/provider-events.ts";
+import { hasNul } from "../../lib/validation/storable-text.ts";
 
 export interface StripeEventsBindings {
   DATABASE_URL: string;
@@ -89,6 +90,11 @@ async function handleWebhook(
     return json(200, { received: true, outcome: "ignored", reason: "event type not handled" });
   }
   const accountId = event.account;
+  // The claim stores the id and account; Postgres refuses a NUL, and failing would be retried for days.
+  if (hasNul(event.id) || (accountId && hasNul(accountId))) {
+    log("warn", "event ignored: NUL character in its id or account");
+    return json(200, { received: true, outcome: "ignored", reason: "unreadable event id or account" });
+  }
   if (!accountId) {
     log("info", "event ignored: no connected account", fields);
     return json(200, { received: true, outcome: "ignored", reason: "no connected account" });

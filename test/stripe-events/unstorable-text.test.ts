@@ -51,6 +51,15 @@ describe("events with NUL characters", () => {
     expect((await salesOf(p.programId)).length).toBeLessThanOrEqual(1);
   });
 
+  it("acknowledges an event whose account holds a NUL without claiming it", async () => {
+    const p = await connectedProgram();
+    const e = event("checkout.session.completed", checkoutSession(), { account: `${p.accountId}${nul}` });
+    const response = await deliver(e);
+    expect(response.status).toBe(200);
+    expect(response.body).toMatchObject({ received: true, outcome: "ignored" });
+    expect(await eventRow(e.id)).toBeUndefined();
+  });
+
   it("skips a payment whose recorded ids hold a NUL, and answers 200", async () => {
     const p = await connectedProgram();
     const session = checkoutSession({ paymentIntent: `pi_${nul}x` });
