@@ -71,25 +71,26 @@ export const refundThroughSelf: SendWithToken = (ip, token) =>
 /**
  * Spec section 8 counts sale and refund per key (120 a minute). Made-up tokens must not each get a fresh
  * bucket: they share the caller's IP bucket, while a key that authenticated keeps its own. Retried when the
- * window rolls over mid-scenario, so the assertions always see one window.
+ * window rolls over mid-scenario, so the assertions always see one window. The key is made known to the
+ * isolate first (its first request is counted by IP, as it is not known yet), so every attempt starts alike.
  */
 export async function expectMadeUpTokensShareTheIpBucket(send: SendWithToken, apiKey: string): Promise<void> {
+  const warmUp = await send(freshIp(), apiKey);
+  expect(warmUp.status).toBe(404);
   for (let attempt = 0; attempt < 3; attempt++) {
     const ip = freshIp();
-    // The key's first request in this isolate is counted by IP (it is not known yet); then it is known.
-    const first = await send(ip, apiKey);
-    expect(first.status).toBe(404);
     const madeUp: Response[] = [];
-    for (let i = 0; i < 120; i++) madeUp.push(await send(ip, `sk_live_madeup${crypto.randomUUID()}`));
+    for (let i = 0; i < 121; i++) madeUp.push(await send(ip, `sk_live_madeup${crypto.randomUUID()}`));
     const known = await send(ip, apiKey);
-    const resets = new Set([first, ...madeUp, known].map((r) => r.headers.get("X-RateLimit-Reset")));
+    const resets = new Set([...madeUp, known].map((r) => r.headers.get("X-RateLimit-Reset")));
     if (resets.size !== 1) continue;
-    expect(madeUp.slice(0, 119).map((r) => r.status)).toEqual(Array(119).fill(401));
-    expect(madeUp[118]!.headers.get("X-RateLimit-Remaining")).toBe("0");
-    expect(madeUp[119]!.status).toBe(429);
-    // The real key is counted in its own bucket, untouched by the made-up tokens from its IP.
+    expect(madeUp.slice(0, 120).map((r) => r.status)).toEqual(Array(120).fill(401));
+    expect(madeUp[119]!.headers.get("X-RateLimit-Remaining")).toBe("0");
+    expect(madeUp[120]!.status).toBe(429);
+    // The real key is counted in its own bucket, untouched by the 121 made-up tokens from its IP (had they
+    // shared it, it would answer 429); only this test's few requests with the key have used it.
     expect(known.status).toBe(404);
-    expect(known.headers.get("X-RateLimit-Remaining")).toBe("119");
+    expect(Number(known.headers.get("X-RateLimit-Remaining"))).toBeGreaterThanOrEqual(116);
     return;
   }
   throw new Error("the rate-limit window rolled over in three attempts in a row");
