@@ -10,13 +10,14 @@
  * Database round trips are HTTP requests to the local Neon-protocol endpoint, the unit Neon bills and
  * the latency budget counts.
  */
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import autocannon, { type AutocannonRequest, type AutocannonResult } from "autocannon";
-import { type LocalStack, startLocalStack } from "../dev/local-stack.ts";
+import { type LocalStack, PROJECT_ROOT, startLocalStack, WORKERS } from "../dev/local-stack.ts";
 import type { Demo } from "../dev/seed.ts";
 import { issueApiKey } from "../lib/auth/api-keys.ts";
+import { signedCheckoutEvent } from "./checkout-event.ts";
 
 interface ScenarioContext {
   demo: Demo;
@@ -36,6 +37,8 @@ interface ScenarioContext {
 /** One endpoint under load. `n` numbers the requests of a run (unique per request). */
 interface Scenario {
   name: string;
+  /** The floor scenario this one is compared with (the same number of database round trips, or fewer). */
+  floor?: string;
   method: "GET" | "POST";
   path: string;
   /**
@@ -45,12 +48,31 @@ interface Scenario {
   afterResponseWrites?: number;
   expectedStatus: number;
   body?: (context: ScenarioContext, n: number) => unknown;
+  /** A body sent as is, with its own headers (a signed provider event). */
+  rawBody?: (context: ScenarioContext, n: number) => { body: string; headers: Record<string, string> };
   headers?: (context: ScenarioContext, n: number) => Record<string, string>;
 }
 
 const SCENARIOS: readonly Scenario[] = [
   {
+    // The floors (bench/floor-worker.ts): the same middleware and rate limiter as click, then one or two
+    // `select 1` round trips through the same driver, and nothing else.
+    name: "floor-1",
+    method: "POST",
+    path: "/api/bench/floor-1",
+    expectedStatus: 200,
+    body: () => ({}),
+  },
+  {
+    name: "floor-2",
+    method: "POST",
+    path: "/api/bench/floor-2",
+    expectedStatus: 200,
+    body: () => ({}),
+  },
+  {
     name: "click",
+    floor: "floor-1",
     method: "POST",
     path: "/api/v1/track/click",
     expectedStatus: 200,
@@ -64,6 +86,7 @@ const SCENARIOS: readonly Scenario[] = [
     // read + write path, repeatable on the same clicks (a provisional lead creates no customer). It runs
     // before the sale scenario, whose sales turn those clicks' customers into `converted`.
     name: "lead",
+    floor: "floor-2",
     method: "POST",
     path: "/api/v1/track/lead",
     expectedStatus: 200,
@@ -73,6 +96,7 @@ const SCENARIOS: readonly Scenario[] = [
     // An attributed sale on the demo's recurring-free percent program: each click's first sale pays a
     // commission, later ones are recorded without (one-time type); both take the same read + write path.
     name: "sale",
+    floor: "floor-2",
     method: "POST",
     path: "/api/v1/track/sale",
     expectedStatus: 200,
@@ -88,6 +112,7 @@ const SCENARIOS: readonly Scenario[] = [
     // applies (proportional deduction from the partner balance, ledger row, withdrawals fitted) in one read
     // and one write round trip. Sales are large enough that no run refunds one fully.
     name: "refund",
+    floor: "floor-2",
     method: "POST",
     path: "/api/v1/track/refund",
     expectedStatus: 200,
@@ -98,6 +123,25 @@ const SCENARIOS: readonly Scenario[] = [
       refund_id: `bench-${runId}-refund-${n}`,
     }),
     headers: ({ apiKeys }, n) => ({ authorization: `Bearer ${apiKeys[n % apiKeys.length]}` }),
+  },
+  {
+    // The provider's signed `checkout.session.completed` of demo program 1's connected account, attributed by
+    // its metadata click id: claim, read, write, kept reversals and completion (5 round trips; its floor has 2).
+    name: "checkout",
+    floor: "floor-2",
+    method: "POST",
+    path: "/webhooks/stripe",
+    expectedStatus: 200,
+    rawBody: ({ demo, clickIds, runId }, n) => {
+      const program = demo.programs[0];
+      if (!program) throw new Error("the demo has no program");
+      const event = signedCheckoutEvent(`${runId}_${n}`, {
+        accountId: program.stripe_account_id,
+        secret: demo.stripe_webhook_secret,
+        metadata: { service_click_id: clickIds[n % clickIds.length] ?? "" },
+      });
+      return { body: event.body, headers: { "stripe-signature": event.signature } };
+    },
   },
 ];
 
@@ -213,7 +257,14 @@ interface Figures {
 const seconds = positiveNumber("BENCH_SECONDS", 10);
 const connections = positiveNumber("BENCH_CONNECTIONS", 10);
 const selected = process.argv.slice(2);
-const scenarios = selected.length > 0 ? SCENARIOS.filter((s) => selected.includes(s.name)) : SCENARIOS;
+// A selected scenario brings its floor along: the ratio is the figure that means something.
+const wanted = new Set(
+  selected.flatMap((name) => [
+    name,
+    ...SCENARIOS.filter((s) => s.name === name && s.floor).map((s) => s.floor as string),
+  ]),
+);
+const scenarios = selected.length > 0 ? SCENARIOS.filter((s) => wanted.has(s.name)) : SCENARIOS;
 if (scenarios.length === 0) {
   console.error(
     `unknown scenario(s) ${selected.join(", ")}; known: ${SCENARIOS.map((s) => s.name).join(", ")}`,
@@ -251,7 +302,14 @@ let exitCode = 0;
 try {
   dataDir = await mkdtemp(join(tmpdir(), "affiliate-bench-"));
   const started = Date.now();
-  stack = await startLocalStack({ dataDir, port: 0, watch: false, logLevel: "warn" });
+  stack = await startLocalStack({
+    dataDir,
+    port: 0,
+    watch: false,
+    logLevel: "warn",
+    ...(process.env.DATABASE_URL ? { databaseUrl: process.env.DATABASE_URL } : {}),
+    workers: [{ config: await benchApiConfig(dataDir), routes: ["*/api/*"] }, ...WORKERS.slice(1)],
+  });
   const demo = stack.demo;
   if (!demo) throw new Error("the local stack did not seed the demo");
   console.log(
@@ -280,6 +338,7 @@ try {
     print(figures);
     if (figures.errors > 0) exitCode = 1;
   }
+  printRatios(results);
   console.log(`\n${JSON.stringify(results)}`);
 } catch (err) {
   console.error("benchmark failed:", err);
@@ -300,15 +359,17 @@ function load(
     path: scenario.path,
     setupRequest: (req) => {
       const i = requestCounter++;
-      const body = scenario.body?.(context, i);
+      const raw = scenario.rawBody?.(context, i);
+      const body = raw ? raw.body : scenario.body ? JSON.stringify(scenario.body(context, i)) : undefined;
       return {
         ...req,
         headers: {
           ...(body === undefined ? {} : { "content-type": "application/json" }),
           ...scenario.headers?.(context, i),
+          ...raw?.headers,
           "cf-connecting-ip": freshIp(),
         },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        ...(body === undefined ? {} : { body }),
       };
     },
   };
@@ -369,6 +430,52 @@ function print(f: Figures): void {
           : ""),
     ].join("\n"),
   );
+}
+
+/**
+ * The API worker's wrangler config with `main` pointing at the bench's entry (the API worker plus the floor
+ * routes), written into the run's temp folder: the bindings, queues and crons stay those of `wrangler.toml`.
+ */
+async function benchApiConfig(folder: string): Promise<string> {
+  const config = await readFile(join(PROJECT_ROOT, "wrangler.toml"), "utf8");
+  const main = /^main = ".*"$/m;
+  if (!main.test(config)) throw new Error("wrangler.toml has no main line");
+  const path = join(folder, "wrangler.bench.toml");
+  await writeFile(
+    path,
+    config.replace(main, `main = ${JSON.stringify(join(PROJECT_ROOT, "bench/floor-worker.ts"))}`),
+  );
+  return path;
+}
+
+/** Each scenario beside its floor: requests/s and p50 / p99, the throughput ratio and p99 / p50. */
+function printRatios(results: readonly Figures[]): void {
+  const byName = new Map(results.map((f) => [f.scenario, f]));
+  const rows = SCENARIOS.filter((s) => s.floor && byName.has(s.name)).map((s) => {
+    const f = byName.get(s.name) as Figures;
+    const floor = s.floor ? byName.get(s.floor) : undefined;
+    return [
+      s.name,
+      String(f.requestsPerSecond),
+      `${f.p50Ms} / ${f.p99Ms} ms`,
+      floor ? `${floor.scenario}: ${floor.requestsPerSecond}` : "-",
+      floor ? `${floor.p50Ms} / ${floor.p99Ms} ms` : "-",
+      floor ? `${round(f.requestsPerSecond / floor.requestsPerSecond, 2)}x` : "-",
+      f.p50Ms > 0 ? `${round(f.p99Ms / f.p50Ms, 1)}x` : "-",
+    ];
+  });
+  if (rows.length === 0) return;
+  const header = [
+    "scenario",
+    "requests/s",
+    "p50 / p99",
+    "floor requests/s",
+    "floor p50 / p99",
+    "ratio",
+    "p99/p50",
+  ];
+  console.log(`\n| ${header.join(" | ")} |\n|${header.map(() => "---").join("|")}|`);
+  for (const row of rows) console.log(`| ${row.join(" | ")} |`);
 }
 
 function settle(ms = 250): Promise<void> {

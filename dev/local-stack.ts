@@ -73,6 +73,8 @@ export interface LocalStackOptions {
   demoStripeAccountId?: string;
   /** Miniflare's log level (request lines at "info"). Default "warn". */
   logLevel?: StackLogLevel;
+  /** Sees every statement the workers send to the SQL endpoint (see `SqlEndpointOptions`). */
+  onStatement?: (query: string, params: (string | null)[]) => void;
   /** Progress messages of the stack itself. Default: silent. */
   log?: (message: string) => void;
 }
@@ -165,6 +167,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       host: "127.0.0.1",
       migrationsFolder: join(root, "migrations"),
       ...(options.sqlSecret ? { secret: options.sqlSecret } : {}),
+      ...(options.onStatement ? { onStatement: options.onStatement } : {}),
       ...(usePostgres ? { databaseUrl: options.databaseUrl } : { dataDir: join(dataDir, "pglite") }),
     });
     cleanups.push(() => sql.close());

@@ -40,6 +40,8 @@ export interface SqlEndpointOptions {
   migrationsFolder?: string;
   /** The password callers must send; default 256 random bits, new for every start. */
   secret?: string;
+  /** Sees every statement the workers send, before it runs (the query-plan check records them). */
+  onStatement?: (query: string, params: (string | null)[]) => void;
 }
 
 export interface SqlEndpoint {
@@ -177,6 +179,7 @@ export async function startSqlEndpoint(opts: SqlEndpointOptions = {}): Promise<S
     try {
       const body = parseBody(await readBody(req));
       const arrayMode = header(req.headers, "neon-array-mode") !== "false";
+      for (const s of "queries" in body ? body.queries : [body]) opts.onStatement?.(s.query, s.params);
       if ("queries" in body) {
         const modes = transactionModes(req.headers);
         const results = await backend.transaction(body.queries, modes, countStatement);

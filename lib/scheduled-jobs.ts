@@ -3,9 +3,10 @@ import { approveDueCommissions } from "./commissions/approve-due-commissions.ts"
 import { repairMissingCommissions } from "./commissions/repair-missing-commissions.ts";
 import type { Database } from "./db/client.ts";
 import { sendNotifications } from "./notifications/send-batch.ts";
+import { applyPayloadRetention } from "./stripe/payload-retention.ts";
 
 /**
- * What the cron trigger runs. Each job is idempotent and safe to run concurrently with itself; the
+ * What the cron trigger runs (and the provider payloads' retention, `lib/stripe/payload-retention.ts`). Each job is idempotent and safe to run concurrently with itself; the
  * notifications they produce go through the queue like the request paths' ones.
  */
 export async function runScheduledJobs(
@@ -25,5 +26,6 @@ export async function runScheduledJobs(
       );
     }
   }
-  return { commissionsRepaired, commissionsApproved: approval.approved };
+  const retention = await applyPayloadRetention(db, now);
+  return { commissionsRepaired, commissionsApproved: approval.approved, ...retention };
 }

@@ -86,5 +86,11 @@ export const withdrawals = pgTable(
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
     updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
   },
-  (t) => [check("withdrawals_amount_nonnegative", sql`${t.amountCents} >= 0`)],
+  (t) => [
+    check("withdrawals_amount_nonnegative", sql`${t.amountCents} >= 0`),
+    /** A refund fits the partner's open withdrawals to the new balance: find them without a scan. */
+    index("withdrawals_partner_open_idx")
+      .on(t.programId, t.partnerId, t.currency)
+      .where(sql`${t.status} = 'open'`),
+  ],
 );

@@ -1,3 +1,4 @@
+import { sql } from "drizzle-orm";
 import {
   bigserial,
   boolean,
@@ -45,5 +46,7 @@ export const customers = pgTable(
     uniqueIndex("customers_program_click_unique").on(t.programId, t.clickId),
     index("customers_program_email_idx").on(t.programId, t.emailHash),
     index("customers_program_provider_customer_idx").on(t.programId, t.providerCustomerId),
+    /** A customer key known in another program (the provider path's mismatch check) without a scan. */
+    index("customers_customer_key_idx").on(t.customerKey).where(sql`${t.customerKey} is not null`),
   ],
 );

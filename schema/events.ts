@@ -73,6 +73,10 @@ export const leadEvents = pgTable(
     index("affiliate_lead_events_open_provisional_idx")
       .on(t.programId, t.clickId)
       .where(sql`${t.provisional} and ${t.settledAt} is null`),
+    /** The provider's payments name the buyer by `service_customer_key`, in this program or any other. */
+    index("affiliate_lead_events_customer_key_idx")
+      .on(t.customerKey)
+      .where(sql`${t.customerKey} is not null`),
   ],
 );
 

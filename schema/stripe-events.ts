@@ -41,13 +41,25 @@ export const stripeEvents = pgTable(
     /** What the completed event did (`recorded`, `duplicate`, `not_attributed`, `reversed`, ...). */
     outcome: text("outcome"),
     lastError: text("last_error"),
-    /** The raw event body as received; null for rows claimed before it was kept. */
+    /**
+     * The raw event body as received; null for rows claimed before it was kept, and once the retention job
+     * dropped it (`lib/stripe/payload-retention.ts`).
+     */
     payload: text("payload"),
+    /** When the retention job removed the personal fields from `payload` (null: not yet). */
+    payloadRedactedAt: timestamp("payload_redacted_at", { withTimezone: true }),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [
     uniqueIndex("stripe_events_event_id_unique").on(t.eventId),
     check("stripe_events_status_valid", sql`${t.status} in ('claimed', 'completed', 'failed')`),
+    /** The retention job's two lookups: completed events still holding personal fields, or any payload. */
+    index("stripe_events_payload_to_redact_idx")
+      .on(t.completedAt)
+      .where(sql`${t.status} = 'completed' and ${t.payload} is not null and ${t.payloadRedactedAt} is null`),
+    index("stripe_events_payload_to_drop_idx")
+      .on(t.completedAt)
+      .where(sql`${t.status} = 'completed' and ${t.payload} is not null`),
   ],
 );
 

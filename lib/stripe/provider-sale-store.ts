@@ -36,9 +36,15 @@ export function textList(ids: readonly string[]): SQL {
  */
 export function salesOfPaymentWhere(ids: readonly string[]): SQL {
   const list = textList(ids);
-  return sql`(s.processor_event_id in ${list}
-    or s.processor_event_id in (select a.alias from payment_aliases a where a.payment_id in ${list} and a.sale_id is null)
-    or s.id in (select a.sale_id from payment_aliases a where a.alias in ${list} and a.sale_id is not null))`;
+  // One `in` over a union, not three `or`ed conditions: PostgreSQL plans an `or` of subqueries as a walk of
+  // the whole sales table; each branch here is an index lookup.
+  return sql`s.id in (
+    select x.id from affiliate_sale_events x where x.processor_event_id in ${list}
+    union all
+    select x.id from payment_aliases a join affiliate_sale_events x on x.processor_event_id = a.alias
+    where a.payment_id in ${list} and a.sale_id is null
+    union all
+    select a.sale_id from payment_aliases a where a.alias in ${list} and a.sale_id is not null)`;
 }
 
 /**

@@ -1,0 +1,29 @@
+/**
+ * The benchmark's API worker: the real API worker plus two floor routes, served only by `npm run bench`
+ * (never deployed: no wrangler config of the project names this file; the bench writes its own). A floor
+ * route does what every tracking route must do at least, and nothing else: the same middleware (request id,
+ * dependencies), the same rate limiter (the click policy, counted per IP) and one or two `select 1` round
+ * trips through the same driver. A scenario's ratio to its floor is then what our own code costs.
+ */
+import { sql } from "drizzle-orm";
+import { createApp } from "../functions/api/app.ts";
+import apiWorker from "../functions/api/index.ts";
+import type { WorkerBindings } from "../lib/http/app-env.ts";
+import { rateLimit } from "../lib/ratelimit/middleware.ts";
+import { rateLimits } from "../lib/ratelimit/policies.ts";
+
+const app = createApp();
+
+for (const roundTrips of [1, 2]) {
+  app.post(`/api/bench/floor-${roundTrips}`, rateLimit(rateLimits.click), async (c) => {
+    await c.req.text();
+    const db = c.get("deps").db;
+    for (let i = 0; i < roundTrips; i++) await db.execute(sql`select 1`);
+    return c.json({ ok: true });
+  });
+}
+
+export default {
+  ...apiWorker,
+  fetch: app.fetch,
+} satisfies ExportedHandler<WorkerBindings>;

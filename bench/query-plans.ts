@@ -1,0 +1,296 @@
+/**
+ * `npm run plans`: shows that every lookup on the request paths is an index lookup. Starts the local stack
+ * on the PostgreSQL of `DATABASE_URL` (PGlite has the same planner, but the figures that matter are
+ * PostgreSQL's), records every statement the workers send while it drives click, visit, config, lead
+ * (browser and server), sale (by click and by customer key), refund and the provider's checkout event (by
+ * click, email and customer key), then asks PostgreSQL for each statement's plan with sequential scans
+ * disabled: a `Seq Scan` still in a plan means no index can serve that lookup. Prints each statement's
+ * scans and exits 1 when any table is scanned sequentially.
+ *
+ * Sequential scans are disabled (`enable_seqscan = off`) rather than data generated: on a small database the
+ * planner rightly prefers scanning a few pages, which says nothing about 10 million rows.
+ */
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import pg from "pg";
+import { startLocalStack } from "../dev/local-stack.ts";
+import { signedCheckoutEvent } from "./checkout-event.ts";
+
+const databaseUrl = process.env.DATABASE_URL;
+if (!databaseUrl || !/^postgres(ql)?:\/\//i.test(databaseUrl)) {
+  console.error("set DATABASE_URL to a postgres:// URL (a database holding only this project's migrations)");
+  process.exit(2);
+}
+
+/** Rows added to demo program 1 (one hot program: an index that starts with `program_id` alone is no help). */
+const FILL_ROWS = 50_000;
+
+/** Each distinct statement with the parameters of its first few uses (the provider's read differs by step). */
+const recorded = new Map<string, (string | null)[][]>();
+const dataDir = await mkdtemp(join(tmpdir(), "affiliate-plans-"));
+const stack = await startLocalStack({
+  dataDir,
+  port: 0,
+  databaseUrl,
+  onStatement: (query, params) => {
+    const uses = recorded.get(query) ?? [];
+    if (uses.length < 8) uses.push(params);
+    recorded.set(query, uses);
+  },
+});
+let exitCode = 0;
+try {
+  const demo = stack.demo;
+  const program = demo?.programs[0];
+  if (!demo || !program) throw new Error("the local stack did not seed the demo");
+  let ip = 0;
+  const post = async (path: string, body: unknown, headers: Record<string, string> = {}) => {
+    const response = await fetch(`${stack.baseUrl}${path}`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "cf-connecting-ip": `10.9.0.${++ip}`, ...headers },
+      body: typeof body === "string" ? body : JSON.stringify(body),
+    });
+    const json = (await response.json()) as Record<string, unknown>;
+    if (response.status !== 200)
+      throw new Error(`${path} answered ${response.status}: ${JSON.stringify(json)}`);
+    return json;
+  };
+  const key = { authorization: `Bearer ${program.api_key}` };
+  const run = crypto.randomUUID().slice(0, 8);
+  const newClick = async () =>
+    (
+      await post("/api/v1/track/click", {
+        affiliate_url: `https://shop.example/?aff=${program.active_links[0]}`,
+      })
+    ).click_id as string;
+
+  const first = await newClick();
+  await post("/api/v1/track/click", {
+    affiliate_url: `https://shop.example/?aff=${program.active_links[1]}`,
+    click_id: first,
+  });
+  await post("/api/v1/track/visit", { click_id: first, url: "https://shop.example/pricing" });
+  await fetch(`${stack.baseUrl}/api/v1/track/config?program_id=${program.program_id}`);
+  // Browser lead (provisional), then the server's lead settling it, then sales by click and by key.
+  await post("/api/v1/track/lead", {
+    click_id: first,
+    customer_key: `plan-${run}-a`,
+    email: `a-${run}@example.com`,
+  });
+  await post("/api/v1/track/lead", { click_id: first, customer_key: `plan-${run}-a` }, key);
+  await post(
+    "/api/v1/track/sale",
+    { transaction_id: `plan-${run}-1`, amount_cents: 5000, click_id: first },
+    key,
+  );
+  await post(
+    "/api/v1/track/sale",
+    { transaction_id: `plan-${run}-2`, amount_cents: 5000, customer_key: `plan-${run}-a` },
+    key,
+  );
+  await post(
+    "/api/v1/track/refund",
+    { transaction_id: `plan-${run}-1`, refund_amount_cents: 100, refund_id: `plan-${run}-r` },
+    key,
+  );
+  // The provider's path: by click id, by the buyer's email, by a provisional lead's customer key (the lookup
+  // that was a sequential scan).
+  const secret = demo.stripe_webhook_secret;
+  const webhook = async (n: string, metadata: Record<string, string>, email?: string) => {
+    const e = signedCheckoutEvent(`${run}_${n}`, {
+      accountId: program.stripe_account_id,
+      secret,
+      metadata,
+      email,
+    });
+    await post("/webhooks/stripe", e.body, { "stripe-signature": e.signature });
+  };
+  await webhook("click", { service_click_id: await newClick() });
+  const emailClick = await newClick();
+  await post("/api/v1/track/lead", { click_id: emailClick, email: `b-${run}@example.com` });
+  await webhook("email", {}, `b-${run}@example.com`);
+  const keyClick = await newClick();
+  await post("/api/v1/track/lead", { click_id: keyClick, customer_key: `plan-${run}-c` });
+  await webhook("key", { service_customer_key: `plan-${run}-c` });
+
+  await fill(databaseUrl);
+  exitCode = await explainAll(databaseUrl);
+} catch (err) {
+  console.error("query plans failed:", err);
+  exitCode = 1;
+} finally {
+  await stack.stop();
+  await rm(dataDir, { recursive: true, force: true });
+}
+process.exit(exitCode);
+
+/**
+ * Gives the planner tables of a realistic shape after the drive: on a near-empty database every index is as
+ * cheap as any other, and the plan says nothing about which one fits. Events, customers and sales all belong to demo program 1 (a hot program); partners, links, balances and withdrawals are spread over 2,000 more programs.
+ */
+async function fill(url: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const n = FILL_ROWS;
+    for (const statement of [
+      `insert into affiliate_click_events (click_id, program_id, partner_id, link_id, affiliate_url, created_at)
+       select 'fill_' || g, c.program_id, c.partner_id, c.link_id, c.affiliate_url, now() - g * interval '1 second'
+       from (select * from affiliate_click_events where program_id = 1 limit 1) c, generate_series(1, ${n}) g`,
+      `insert into customers (program_id, partner_id, click_id, clicked_at, customer_key, status, email_hash,
+                              provider_customer_id)
+       select 1, c.partner_id, 'fill_' || g, now(), 'fill_key_' || g, 'converted', md5('e' || g), 'cus_fill_' || g
+       from (select * from affiliate_click_events where program_id = 1 limit 1) c, generate_series(1, ${n}) g`,
+      `insert into affiliate_lead_events (program_id, partner_id, click_id, customer_key, email_hash, provisional)
+       select 1, c.partner_id, 'fill_' || g, 'fill_lead_key_' || g, md5('l' || g), g % 2 = 0
+       from (select * from affiliate_click_events where program_id = 1 limit 1) c, generate_series(1, ${n}) g`,
+      `insert into affiliate_sale_events (processor_event_id, program_id, partner_id, amount_cents)
+       select 'fill_' || g, 1, c.partner_id, 100
+       from (select * from affiliate_click_events where program_id = 1 limit 1) c, generate_series(1, ${n}) g`,
+      `insert into payment_aliases (program_id, alias, payment_id, sale_id)
+       select 1, 'fill_alias_' || g, 'fill_' || g, case when g % 2 = 0 then null else s.id end
+       from generate_series(1, ${n}) g join affiliate_sale_events s on s.processor_event_id = 'fill_' || g`,
+      `insert into stripe_pending_reversals (program_id, payment_id, event_id, kind, reversal_id, charge_amount_cents,
+                                             refunded_total_cents, applied_at)
+       select 1, 'fill_pi_' || g, 'fill_evt_' || g, 'refund', 're_fill_' || g, 100, 100,
+              case when g % 2 = 0 then now() end
+       from generate_series(1, ${n}) g`,
+      // Other programs, so that a lookup by program id has a table to choose from.
+      await copyProgramSql(client, 2_000),
+      // Partners with links, balances and withdrawals spread over those programs.
+      `insert into partners (name, email) select 'Fill partner', 'fill-' || g || '@partners.example'
+       from generate_series(1, ${n}) g`,
+      `insert into program_partners (program_id, partner_id, status)
+       select 1 + id % 2000, id, 'active' from partners where email like 'fill-%'`,
+      `insert into referral_links (program_id, partner_id, short_link)
+       select 1 + id % 2000, id, 'fill-link-' || id from partners where email like 'fill-%'`,
+      `insert into partner_balances (program_id, partner_id, currency, balance_cents)
+       select 1 + id % 2000, id, 'USD', 0 from partners where email like 'fill-%'`,
+      `insert into withdrawals (program_id, partner_id, currency, amount_cents, status)
+       select 1 + id % 2000, id, 'USD', 1, case when id % 10 = 0 then 'open' else 'paid' end
+       from partners where email like 'fill-%'`,
+      "analyze",
+    ])
+      await client.query(statement);
+  } finally {
+    await client.end();
+  }
+}
+
+/** `n` copies of demo program 1 (no provider account: that column is unique). */
+async function copyProgramSql(client: pg.Client, n: number): Promise<string> {
+  const columns = await client.query<{ column_name: string }>(
+    `select column_name from information_schema.columns
+     where table_schema = 'public' and table_name = 'programs' and column_name not in ('id', 'stripe_account_id')`,
+  );
+  const list = columns.rows.map((c) => `"${c.column_name}"`).join(", ");
+  return `insert into programs (${list}) select ${list} from programs, generate_series(1, ${n}) where id = 1`;
+}
+
+interface PlanNode {
+  "Node Type": string;
+  "Relation Name"?: string;
+  "Index Name"?: string;
+  "Index Cond"?: string;
+  Filter?: string;
+  Plans?: PlanNode[];
+}
+
+interface Scan {
+  text: string;
+  /** A sequential scan, or an index walked whole (no index condition): no index serves this lookup. */
+  unindexed: boolean;
+}
+
+/** Each index's leading column: an index condition that does not bind it walks the whole index. */
+type LeadingColumns = Map<string, string>;
+
+async function leadingColumns(client: pg.Client): Promise<LeadingColumns> {
+  const result = await client.query<{ index: string; leading: string }>(`
+    select c.relname as index, a.attname as leading
+    from pg_index i
+    join pg_class c on c.oid = i.indexrelid
+    join pg_attribute a on a.attrelid = i.indrelid and a.attnum = i.indkey[0]
+    join pg_namespace n on n.oid = c.relnamespace and n.nspname = 'public'`);
+  return new Map(result.rows.map((r) => [r.index, r.leading]));
+}
+
+/** The columns an index condition binds by equality (`col = ...`, `col = ANY (...)`). */
+function boundColumns(cond: string): string[] {
+  return [...cond.matchAll(/\(?([a-z_]+) = /g)].map((m) => m[1] ?? "");
+}
+
+/**
+ * Why an index scan does not find its rows by the index, or null when it does: no condition (the index is
+ * walked whole), a condition that does not bind the index's leading column (the same), or one that binds
+ * only `program_id` (every row of a hot program is read to find one).
+ */
+function unindexedReason(index: string, cond: string | undefined, leading: LeadingColumns): string | null {
+  if (cond === undefined) return "whole index";
+  const bound = boundColumns(cond);
+  const first = leading.get(index);
+  if (first && !bound.includes(first)) return `leading column ${first} not bound`;
+  if (bound.length > 0 && bound.every((c) => c === "program_id")) return "only program_id bound";
+  return null;
+}
+
+/** The table and index reads of a plan (writes' `ModifyTable` nodes are left out). */
+function scansOf(node: PlanNode, leading: LeadingColumns, into: Scan[]): Scan[] {
+  const type = node["Node Type"];
+  const table = node["Relation Name"] ? `${node["Relation Name"]}: ` : "";
+  if (type === "Seq Scan") {
+    into.push({ text: `${table}Seq Scan`, unindexed: true });
+  } else if (node["Index Name"]) {
+    const cond = node["Index Cond"];
+    const reason = unindexedReason(node["Index Name"], cond, leading);
+    const filter = node.Filter ? ` filter ${node.Filter}` : "";
+    into.push({
+      text: `${table}${type} using ${node["Index Name"]} on ${cond ?? "(whole index)"}${filter}${reason ? `  <-- ${reason}` : ""}`,
+      unindexed: reason !== null,
+    });
+  }
+  for (const child of node.Plans ?? []) scansOf(child, leading, into);
+  return into;
+}
+
+/** The scans of one statement's plan, with sequential scans disabled, inside a transaction rolled back. */
+async function planScans(
+  client: pg.Client,
+  leading: LeadingColumns,
+  query: string,
+  params: (string | null)[],
+): Promise<Scan[]> {
+  await client.query("begin");
+  try {
+    await client.query("set local enable_seqscan = off");
+    const result = await client.query(`explain (format json) ${query}`, params);
+    const plan = (result.rows[0] as { "QUERY PLAN": { Plan: PlanNode }[] })["QUERY PLAN"][0]?.Plan;
+    return plan ? scansOf(plan, leading, []) : [];
+  } finally {
+    await client.query("rollback");
+  }
+}
+
+async function explainAll(url: string): Promise<number> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  let unindexed = 0;
+  try {
+    const leading = await leadingColumns(client);
+    console.log(`${recorded.size} distinct statements on the request paths\n`);
+    for (const [query, uses] of recorded) {
+      const scans: Scan[] = [];
+      for (const params of uses) scans.push(...(await planScans(client, leading, query, params)));
+      const bad = new Set(scans.filter((scan) => scan.unindexed).map((scan) => scan.text));
+      unindexed += bad.size;
+      const head = query.replace(/\s+/g, " ").trim().slice(0, 110);
+      console.log(`${bad.size > 0 ? "UNINDEXED" : "ok       "} ${head}`);
+      for (const scan of new Set(scans.map((x) => x.text))) console.log(`            ${scan}`);
+    }
+  } finally {
+    await client.end();
+  }
+  console.log(unindexed === 0 ? "\nevery lookup uses an index" : `\n${unindexed} unindexed scan(s)`);
+  return unindexed === 0 ? 0 : 1;
+}
