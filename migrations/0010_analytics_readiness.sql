@@ -78,6 +78,13 @@ CREATE TABLE "analytics_rollups" (
 	CONSTRAINT "analytics_rollups_grain_valid" CHECK ("analytics_rollups"."grain" in ('hour', 'day', 'month'))
 );
 --> statement-breakpoint
+-- The rollup job reads one grain's rows of a time range across all programs, and the raw events of the hours
+-- it rolls up: BRIN indexes on the append-ordered event times cost next to nothing on the write path.
+CREATE INDEX "analytics_rollups_grain_bucket_idx" ON "analytics_rollups" USING btree ("grain","bucket_start");--> statement-breakpoint
+CREATE INDEX "affiliate_click_events_created_brin" ON "affiliate_click_events" USING brin ("created_at");--> statement-breakpoint
+CREATE INDEX "affiliate_lead_events_created_brin" ON "affiliate_lead_events" USING brin ("created_at");--> statement-breakpoint
+CREATE INDEX "affiliate_sale_events_created_brin" ON "affiliate_sale_events" USING brin ("created_at");--> statement-breakpoint
+CREATE INDEX "commissions_created_brin" ON "commissions" USING brin ("created_at");--> statement-breakpoint
 CREATE TABLE "analytics_watermark" (
 	"id" boolean PRIMARY KEY DEFAULT true NOT NULL,
 	"hours_until" timestamp with time zone,

@@ -1,5 +1,15 @@
 import { sql } from "drizzle-orm";
-import { bigint, boolean, check, integer, pgTable, primaryKey, text, timestamp } from "drizzle-orm/pg-core";
+import {
+  bigint,
+  boolean,
+  check,
+  index,
+  integer,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+} from "drizzle-orm/pg-core";
 
 export const analyticsDimensions = [
   "partner",
@@ -42,6 +52,7 @@ export const analyticsRollups = pgTable(
   (t) => [
     primaryKey({ columns: [t.programId, t.dimension, t.grain, t.bucketStart, t.value, t.currency] }),
     check("analytics_rollups_grain_valid", sql`${t.grain} in ('hour', 'day', 'month')`),
+    index("analytics_rollups_grain_bucket_idx").on(t.grain, t.bucketStart),
   ],
 );
 

@@ -59,6 +59,7 @@ export const commissions = pgTable(
     index("commissions_status_hold_idx").on(t.status, t.holdUntil),
     index("commissions_partner_idx").on(t.programId, t.partnerId),
     index("commissions_program_created_idx").on(t.programId, t.createdAt),
+    index("commissions_created_brin").using("brin", t.createdAt),
     check("commissions_amount_nonnegative", sql`${t.amountCents} >= 0`),
     check("commissions_deducted_range", sql`${t.deductedCents} between 0 and ${t.amountCents}`),
   ],

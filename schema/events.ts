@@ -52,6 +52,7 @@ export const clickEvents = pgTable(
   (t) => [
     uniqueIndex("affiliate_click_events_click_id_unique").on(t.clickId),
     index("affiliate_click_events_program_created_idx").on(t.programId, t.createdAt),
+    index("affiliate_click_events_created_brin").using("brin", t.createdAt),
   ],
 );
 
@@ -79,6 +80,7 @@ export const leadEvents = pgTable(
     index("affiliate_lead_events_customer_idx").on(t.customerId),
     index("affiliate_lead_events_program_email_idx").on(t.programId, t.emailHash),
     index("affiliate_lead_events_program_created_idx").on(t.programId, t.createdAt),
+    index("affiliate_lead_events_created_brin").using("brin", t.createdAt),
     index("affiliate_lead_events_program_test_idx").on(t.programId, t.createdAt).where(sql`${t.isTest}`),
     /** A settling lead marks the click's open provisional leads settled: find them without a scan. */
     index("affiliate_lead_events_open_provisional_idx")
@@ -131,6 +133,7 @@ export const saleEvents = pgTable(
     uniqueIndex("affiliate_sale_events_processor_event_id_unique").on(t.processorEventId),
     index("affiliate_sale_events_customer_idx").on(t.customerId),
     index("affiliate_sale_events_program_created_idx").on(t.programId, t.createdAt),
+    index("affiliate_sale_events_created_brin").using("brin", t.createdAt),
     index("affiliate_sale_events_program_test_idx").on(t.programId, t.createdAt).where(sql`${t.isTest}`),
   ],
 );
