@@ -58,6 +58,8 @@ export const commissions = pgTable(
     uniqueIndex("commissions_sale_unique").on(t.saleId),
     index("commissions_status_hold_idx").on(t.status, t.holdUntil),
     index("commissions_partner_idx").on(t.programId, t.partnerId),
+    index("commissions_program_created_idx").on(t.programId, t.createdAt),
+    index("commissions_created_brin").using("brin", t.createdAt),
     check("commissions_amount_nonnegative", sql`${t.amountCents} >= 0`),
     check("commissions_deducted_range", sql`${t.deductedCents} between 0 and ${t.amountCents}`),
   ],
@@ -88,5 +90,8 @@ export const refunds = pgTable(
     refundReason: text("refund_reason"),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
   },
-  (t) => [uniqueIndex("refunds_sale_idempotency_unique").on(t.saleId, t.idempotencyKey)],
+  (t) => [
+    uniqueIndex("refunds_sale_idempotency_unique").on(t.saleId, t.idempotencyKey),
+    index("refunds_created_idx").on(t.createdAt),
+  ],
 );

@@ -39,10 +39,20 @@ export const clickEvents = pgTable(
     userAgent: text("user_agent"),
     isTest: boolean("is_test").notNull().default(false),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+    /** Analytics dimensions, derived by the database at insert from the URLs above (migration 0010). */
+    referrerDomain: text("referrer_domain").generatedAlwaysAs(sql`analytics_url_host("referrer")`),
+    utmSource: text("utm_source").generatedAlwaysAs(sql`analytics_url_param("affiliate_url", 'utm_source')`),
+    utmMedium: text("utm_medium").generatedAlwaysAs(sql`analytics_url_param("affiliate_url", 'utm_medium')`),
+    utmCampaign: text("utm_campaign").generatedAlwaysAs(
+      sql`analytics_url_param("affiliate_url", 'utm_campaign')`,
+    ),
+    landingPage: text("landing_page").generatedAlwaysAs(sql`analytics_url_page("affiliate_url")`),
+    landingOrigin: text("landing_origin").generatedAlwaysAs(sql`analytics_url_origin("affiliate_url")`),
   },
   (t) => [
     uniqueIndex("affiliate_click_events_click_id_unique").on(t.clickId),
     index("affiliate_click_events_program_created_idx").on(t.programId, t.createdAt),
+    index("affiliate_click_events_created_brin").using("brin", t.createdAt),
   ],
 );
 
@@ -69,6 +79,9 @@ export const leadEvents = pgTable(
   (t) => [
     index("affiliate_lead_events_customer_idx").on(t.customerId),
     index("affiliate_lead_events_program_email_idx").on(t.programId, t.emailHash),
+    index("affiliate_lead_events_program_created_idx").on(t.programId, t.createdAt),
+    index("affiliate_lead_events_created_brin").using("brin", t.createdAt),
+    index("affiliate_lead_events_program_test_idx").on(t.programId, t.createdAt).where(sql`${t.isTest}`),
     /** A settling lead marks the click's open provisional leads settled: find them without a scan. */
     index("affiliate_lead_events_open_provisional_idx")
       .on(t.programId, t.clickId)
@@ -124,5 +137,7 @@ export const saleEvents = pgTable(
     uniqueIndex("affiliate_sale_events_processor_event_id_unique").on(t.processorEventId),
     index("affiliate_sale_events_customer_idx").on(t.customerId),
     index("affiliate_sale_events_program_created_idx").on(t.programId, t.createdAt),
+    index("affiliate_sale_events_created_brin").using("brin", t.createdAt),
+    index("affiliate_sale_events_program_test_idx").on(t.programId, t.createdAt).where(sql`${t.isTest}`),
   ],
 );

@@ -8,6 +8,8 @@ import { requestId } from "../../lib/http/request-id.ts";
 import { firstIssueMessage } from "../../lib/validation/first-issue.ts";
 import { assertStorableText } from "../../lib/validation/storable-text.ts";
 import { registerDocs } from "./routes/docs.ts";
+import { registerAnalyticsSources } from "./routes/programs/analytics-sources.ts";
+import { registerReadiness } from "./routes/programs/readiness.ts";
 import { registerClick } from "./routes/track/click.ts";
 import { registerConfig } from "./routes/track/config.ts";
 import { registerLead } from "./routes/track/lead.ts";
@@ -35,6 +37,8 @@ export function createApp(): OpenAPIHono<AppEnv> {
   registerRefund(app);
   registerVisit(app);
   registerConfig(app);
+  registerReadiness(app);
+  registerAnalyticsSources(app);
   registerTrackerScript(app);
   registerDocs(app);
   return app;

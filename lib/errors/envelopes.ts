@@ -6,6 +6,8 @@ export interface ErrorPolicy {
   failureMessage: string;
   /** Sale and refund: every platform error carries a stable `error.code`. */
   stableCodes: boolean;
+  /** Routes whose 500 is in the typed envelope (readiness: `internal_error` with `retry_after_seconds`). */
+  typedFailure?: { code: string; fields: Record<string, unknown> };
 }
 
 export const defaultErrorPolicy: ErrorPolicy = {

@@ -2,7 +2,7 @@ import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { AppEnv } from "../http/app-env.ts";
 import { rootLogger } from "../log.ts";
-import { ApiError, platformError } from "./api-error.ts";
+import { ApiError, platformError, typedError } from "./api-error.ts";
 import { defaultErrorPolicy, renderError } from "./envelopes.ts";
 
 /**
@@ -19,7 +19,9 @@ export function handleError(error: unknown, c: Context<AppEnv>): Response {
     apiError = platformError(400, error.message || "Invalid request");
   } else {
     (c.get("log") ?? rootLogger).error("request failed", error, { path: c.req.routePath });
-    apiError = platformError(500, policy.failureMessage);
+    apiError = policy.typedFailure
+      ? typedError(500, policy.typedFailure.code, policy.failureMessage, policy.typedFailure.fields)
+      : platformError(500, policy.failureMessage);
   }
   return c.json(renderError(apiError, policy), apiError.status);
 }

@@ -2,7 +2,7 @@ import { createMiddleware } from "hono/factory";
 import { systemClock } from "../clock.ts";
 import { readConfig } from "../config/env.ts";
 import { databaseFor } from "../db/client.ts";
-import { defaultErrorPolicy } from "../errors/envelopes.ts";
+import { defaultErrorPolicy, type ErrorPolicy } from "../errors/envelopes.ts";
 import { MemoryRateLimiter } from "../ratelimit/memory-limiter.ts";
 import type { RateLimiter } from "../ratelimit/types.ts";
 import { UpstashRateLimiter } from "../ratelimit/upstash-limiter.ts";
@@ -35,9 +35,13 @@ export const dependencies = createMiddleware<AppEnv>(async (c, next) => {
   await next();
 });
 
-export function errorPolicy(failureMessage: string, stableCodes = false) {
+export function errorPolicy(
+  failureMessage: string,
+  stableCodes = false,
+  typedFailure?: ErrorPolicy["typedFailure"],
+) {
   return createMiddleware<AppEnv>(async (c, next) => {
-    c.set("errorPolicy", { failureMessage, stableCodes });
+    c.set("errorPolicy", { failureMessage, stableCodes, ...(typedFailure ? { typedFailure } : {}) });
     await next();
   });
 }

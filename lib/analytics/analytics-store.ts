@@ -1,0 +1,128 @@
+import { type SQL, sql } from "drizzle-orm";
+import type { AnalyticsDimension } from "../../schema/analytics.ts";
+import { type ApiKeyRecord, apiKeyRecordFromRow, apiKeyRecordQuery } from "../auth/program-key.ts";
+import type { Database } from "../db/client.ts";
+import {
+  dimensionValue,
+  liveEventFacts,
+  type Measure,
+  measureColumns,
+  summedMeasures,
+} from "./event-facts.ts";
+import type { RollupReach, Segment } from "./tiling.ts";
+
+const date = (value: unknown): Date | null => (value ? new Date(String(value)) : null);
+
+/** The key and how far the rollups reach, in one round trip (a batch of two reads). */
+export async function readKeyAndReach(
+  db: Database,
+  keyHash: string,
+): Promise<{ key: ApiKeyRecord | null; reach: RollupReach }> {
+  const [keyRows, reachRows] = await db.batch([
+    db.execute(apiKeyRecordQuery(keyHash)),
+    db.execute(sql`select hours_until, days_until, months_until from analytics_watermark`),
+  ]);
+  const reach = (reachRows.rows[0] ?? {}) as Record<string, unknown>;
+  return {
+    key: apiKeyRecordFromRow(keyRows.rows[0] as Parameters<typeof apiKeyRecordFromRow>[0]),
+    reach: {
+      hoursUntil: date(reach.hours_until),
+      daysUntil: date(reach.days_until),
+      monthsUntil: date(reach.months_until),
+    },
+  };
+}
+
+export type MeasureValues = Record<Measure, number>;
+
+export interface SourceRow {
+  /** The dimension value; '' for "(direct)"; null for the row summing every source past the limit. */
+  value: string | null;
+  label: string | null;
+  currency: string;
+  measures: MeasureValues;
+}
+
+export interface SourcesRead {
+  rows: SourceRow[];
+  sources: number;
+  otherSources: number;
+}
+
+function rollupCondition(segments: readonly Segment[]): SQL {
+  const rolled = segments.filter((s) => s.source !== "raw");
+  if (rolled.length === 0) return sql`false`;
+  return sql`(${sql.join(
+    rolled.map(
+      (s) =>
+        sql`(grain = ${s.source} and bucket_start >= ${s.from.toISOString()}::timestamptz and bucket_start < ${s.to.toISOString()}::timestamptz)`,
+    ),
+    sql` or `,
+  )})`;
+}
+
+function labelOf(dimension: AnalyticsDimension): SQL {
+  if (dimension === "partner") {
+    return sql`(select name from partners where o.value ~ '^[0-9]{1,9}$' and id = o.value::int)`;
+  }
+  if (dimension === "link") {
+    return sql`(select short_link from referral_links where o.value ~ '^[0-9]{1,9}$' and id = o.value::int)`;
+  }
+  return sql`null::text`;
+}
+
+/**
+ * Sums each source's measures over the segments (rollup rows for the whole hours, days and months, the raw
+ * events for the rest), ranks the sources (clicks, then sales, then leads, then value) and returns the top
+ * `limit` per currency, with every other source summed into one row (value null). One statement.
+ */
+export async function readSources(
+  db: Database,
+  q: { programId: number; dimension: AnalyticsDimension; segments: readonly Segment[]; limit: number },
+): Promise<SourcesRead> {
+  const raw = q.segments.filter((s) => s.source === "raw").map((s) => [s.from, s.to] as const);
+  const sums = sql.raw(measureColumns.map((m) => `sum(${m})::bigint as ${m}`).join(", "));
+  const result = await db.execute<Record<string, unknown>>(sql`
+    with rolled as (
+      select value, currency, ${summedMeasures} from analytics_rollups
+      where program_id = ${q.programId}::int and dimension = ${q.dimension} and ${rollupCondition(q.segments)}
+      group by value, currency
+    ),
+    raw as (
+      select ${dimensionValue(q.dimension)} as value, f.currency, ${summedMeasures}
+      from (${liveEventFacts({ programId: q.programId, ranges: raw })}) f
+      group by 1, 2
+    ),
+    combined as (
+      select value, currency, ${sums} from (select * from rolled union all select * from raw) u
+      group by value, currency
+    ),
+    ranked as (
+      select value, row_number() over (
+               order by sum(clicks) desc, sum(sales) desc, sum(leads) + sum(provisional_leads) desc, value) as rank
+      from combined group by value
+    ),
+    limited as (
+      select case when r.rank <= ${q.limit}::int then c.value end as value, c.currency,
+             min(r.rank) as rank, ${sums}
+      from combined c join ranked r on r.value = c.value
+      group by 1, 2
+    )
+    select o.*, ${labelOf(q.dimension)} as label,
+           (select count(*) from ranked) as sources,
+           (select count(*) from ranked where rank > ${q.limit}::int) as other_sources
+    from limited o
+    order by o.rank, o.currency
+  `);
+  const rows = result.rows;
+  return {
+    rows: rows.map((r) => ({
+      value: (r.value as string | null) ?? null,
+      label: (r.label as string | null) ?? null,
+      currency: String(r.currency),
+      measures: Object.fromEntries(measureColumns.map((m) => [m, Number(r[m])])) as MeasureValues,
+    })),
+    sources: Number(rows[0]?.sources ?? 0),
+    otherSources: Number(rows[0]?.other_sources ?? 0),
+  };
+}

@@ -1,0 +1,80 @@
+import type { RollupGrain } from "../../schema/analytics.ts";
+
+/** How far each grain of rollups reaches (null: not at all yet). */
+export interface RollupReach {
+  hoursUntil: Date | null;
+  daysUntil: Date | null;
+  monthsUntil: Date | null;
+}
+
+export interface Segment {
+  source: RollupGrain | "raw";
+  from: Date;
+  to: Date;
+}
+
+const hourMs = 3_600_000;
+const dayMs = 24 * hourMs;
+
+function nextBoundary(grain: RollupGrain, at: Date): Date {
+  if (grain === "hour") return new Date(at.getTime() + hourMs);
+  if (grain === "day") return new Date(at.getTime() + dayMs);
+  return new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth() + 1, 1));
+}
+
+function alignedTo(grain: RollupGrain, at: Date): boolean {
+  const t = at.getTime();
+  if (grain === "hour") return t % hourMs === 0;
+  if (grain === "day") return t % dayMs === 0;
+  return t % dayMs === 0 && at.getUTCDate() === 1;
+}
+
+function floorHour(at: Date): Date {
+  return new Date(Math.floor(at.getTime() / hourMs) * hourMs);
+}
+
+/**
+ * Covers [from, to) exactly with the coarsest pieces available: whole UTC months, days and hours from the
+ * rollups where they reach, raw events for the rest (the partial hours at either end, a non-whole-hour
+ * offset's half hours, and whatever the rollup job has not reached yet). Consecutive pieces of one source
+ * are merged, so a range has at most a handful of segments whatever its length.
+ */
+export function tileRange(from: Date, to: Date, reach: RollupReach): Segment[] {
+  const limits: Record<RollupGrain, number> = {
+    hour: reach.hoursUntil?.getTime() ?? Number.NEGATIVE_INFINITY,
+    day: Math.min(reach.daysUntil?.getTime() ?? Number.NEGATIVE_INFINITY, reach.hoursUntil?.getTime() ?? 0),
+    month: Math.min(
+      reach.monthsUntil?.getTime() ?? Number.NEGATIVE_INFINITY,
+      reach.daysUntil?.getTime() ?? 0,
+      reach.hoursUntil?.getTime() ?? 0,
+    ),
+  };
+  const segments: Segment[] = [];
+  const push = (source: Segment["source"], a: Date, b: Date) => {
+    const last = segments[segments.length - 1];
+    if (last && last.source === source && last.to.getTime() === a.getTime()) last.to = b;
+    else segments.push({ source, from: a, to: b });
+  };
+  let cursor = from;
+  const end = to.getTime();
+  while (cursor.getTime() < end) {
+    const grain = (["month", "day", "hour"] as const).find((g) => {
+      if (!alignedTo(g, cursor)) return false;
+      const next = nextBoundary(g, cursor).getTime();
+      return next <= end && next <= limits[g];
+    });
+    if (grain) {
+      const next = nextBoundary(grain, cursor);
+      push(grain, cursor, next);
+      cursor = next;
+      continue;
+    }
+    // Raw up to the next whole hour that an hourly rollup could cover, or to the end.
+    const nextHour = new Date(floorHour(cursor).getTime() + hourMs);
+    const rawEnd = cursor.getTime() >= limits.hour ? end : Math.min(end, nextHour.getTime());
+    const stop = new Date(rawEnd);
+    push("raw", cursor, stop);
+    cursor = stop;
+  }
+  return segments;
+}

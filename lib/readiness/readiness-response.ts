@@ -1,0 +1,42 @@
+import { z } from "@hono/zod-openapi";
+import { readinessStages } from "./decide-readiness.ts";
+
+const CheckSchema = z.object({
+  id: z.string().openapi({
+    description:
+      "Stable id: api_key, referral_link, allowed_origins, clicks_received, click_origin, leads_settled, " +
+      "sale_with_commission, test_event, sales_path, refunds_received.",
+  }),
+  stage: z.enum(readinessStages),
+  title: z.string(),
+  required: z.boolean(),
+  status: z.enum(["pass", "warn", "fail"]),
+  message: z.string(),
+  evidence: z.record(z.string(), z.unknown()).openapi({
+    description: "What was recorded: counts (of the newest events, capped), last event times, origins seen.",
+  }),
+  hint: z.string(),
+  docs_url: z.string(),
+  cli: z.string().nullable().openapi({ description: "The command-line command that tests this check." }),
+});
+
+export const ReadinessResponseSchema = z
+  .object({
+    program_id: z.number().int(),
+    verdict: z.enum(["ready", "almost_ready", "not_ready"]).openapi({
+      description: "`not_ready`: a check fails; `almost_ready`: none fails, some warn; `ready`: all pass.",
+    }),
+    summary: z.string(),
+    counts: z.object({
+      pass: z.number().int(),
+      warn: z.number().int(),
+      fail: z.number().int(),
+      required: z.number().int(),
+      required_passing: z.number().int(),
+    }),
+    next_step: z.object({ check: z.string(), hint: z.string() }).nullable(),
+    checked_at: z.string(),
+    evidence_sample_size: z.number().int(),
+    checks: z.array(CheckSchema),
+  })
+  .openapi("ReadinessVerdict");

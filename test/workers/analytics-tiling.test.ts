@@ -1,0 +1,61 @@
+import { describe, expect, it } from "vitest";
+import { tileRange } from "../../lib/analytics/tiling.ts";
+import { startOfLocalDate } from "../../lib/analytics/zoned-time.ts";
+
+const t = (iso: string) => new Date(iso);
+const view = (segments: ReturnType<typeof tileRange>) =>
+  segments.map((s) => `${s.source} ${s.from.toISOString()} ${s.to.toISOString()}`);
+
+describe("tileRange: exact cover of a range with the coarsest rollups available", () => {
+  const reach = {
+    hoursUntil: t("2026-11-23T15:00:00Z"),
+    daysUntil: t("2026-11-23T00:00:00Z"),
+    monthsUntil: t("2026-11-01T00:00:00Z"),
+  };
+
+  it("a year in Asia/Kolkata: raw half hour, hours, days, months, days, hours, raw tail", () => {
+    expect(view(tileRange(t("2025-11-22T18:30:00Z"), t("2026-11-23T15:42:10Z"), reach))).toEqual([
+      "raw 2025-11-22T18:30:00.000Z 2025-11-22T19:00:00.000Z",
+      "hour 2025-11-22T19:00:00.000Z 2025-11-23T00:00:00.000Z",
+      "day 2025-11-23T00:00:00.000Z 2025-12-01T00:00:00.000Z",
+      "month 2025-12-01T00:00:00.000Z 2026-11-01T00:00:00.000Z",
+      "day 2026-11-01T00:00:00.000Z 2026-11-23T00:00:00.000Z",
+      "hour 2026-11-23T00:00:00.000Z 2026-11-23T15:00:00.000Z",
+      "raw 2026-11-23T15:00:00.000Z 2026-11-23T15:42:10.000Z",
+    ]);
+  });
+
+  it("nothing rolled up yet: one raw segment", () => {
+    const none = { hoursUntil: null, daysUntil: null, monthsUntil: null };
+    expect(view(tileRange(t("2026-01-01T00:00:00Z"), t("2026-03-01T00:00:00Z"), none))).toEqual([
+      "raw 2026-01-01T00:00:00.000Z 2026-03-01T00:00:00.000Z",
+    ]);
+  });
+
+  it("a range inside one hour is raw", () => {
+    expect(view(tileRange(t("2026-01-01T10:05:00Z"), t("2026-01-01T10:55:00Z"), reach))).toEqual([
+      "raw 2026-01-01T10:05:00.000Z 2026-01-01T10:55:00.000Z",
+    ]);
+  });
+});
+
+describe("startOfLocalDate", () => {
+  it("midnight in zones with whole, half-hour and DST offsets", () => {
+    expect(startOfLocalDate("Asia/Kolkata", { year: 2026, month: 3, day: 1 }).toISOString()).toBe(
+      "2026-02-28T18:30:00.000Z",
+    );
+    expect(startOfLocalDate("Europe/Paris", { year: 2026, month: 7, day: 1 }).toISOString()).toBe(
+      "2026-06-30T22:00:00.000Z",
+    );
+    expect(startOfLocalDate("America/New_York", { year: 2026, month: 3, day: 8 }).toISOString()).toBe(
+      "2026-03-08T05:00:00.000Z",
+    );
+    expect(startOfLocalDate("America/New_York", { year: 2026, month: 3, day: 9 }).toISOString()).toBe(
+      "2026-03-09T04:00:00.000Z",
+    );
+    // Santiago skips midnight when DST starts (2026-09-06): the day starts at 01:00 local.
+    expect(startOfLocalDate("America/Santiago", { year: 2026, month: 9, day: 6 }).toISOString()).toBe(
+      "2026-09-06T04:00:00.000Z",
+    );
+  });
+});
