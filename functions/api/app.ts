@@ -7,6 +7,8 @@ import { dependencies } from "../../lib/http/dependencies.ts";
 import { requestId } from "../../lib/http/request-id.ts";
 import { firstIssueMessage } from "../../lib/validation/first-issue.ts";
 import { assertStorableText } from "../../lib/validation/storable-text.ts";
+import { registerSession } from "./routes/auth/session.ts";
+import { registerSignIn } from "./routes/auth/sign-in.ts";
 import { registerDocs } from "./routes/docs.ts";
 import { registerClick } from "./routes/track/click.ts";
 import { registerConfig } from "./routes/track/config.ts";
@@ -29,6 +31,12 @@ export function createApp(): OpenAPIHono<AppEnv> {
   app.notFound((c) => c.json(renderError(platformError(404, "Not found"), defaultErrorPolicy), 404));
 
   app.get("/healthz", (c) => c.json({ ok: true }));
+  app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", { type: "http", scheme: "bearer" });
+  app.openAPIRegistry.registerComponent("securitySchemes", "sessionCookie", {
+    type: "apiKey",
+    in: "cookie",
+    name: "__Host-affiliate_session",
+  });
   registerClick(app);
   registerLead(app);
   registerSale(app);
@@ -36,6 +44,8 @@ export function createApp(): OpenAPIHono<AppEnv> {
   registerVisit(app);
   registerConfig(app);
   registerTrackerScript(app);
+  registerSignIn(app);
+  registerSession(app);
   registerDocs(app);
   return app;
 }

@@ -1,4 +1,5 @@
 import type { KeyRotation } from "../auth/program-key.ts";
+import type { Session } from "../auth/require-session.ts";
 import type { Clock } from "../clock.ts";
 import type { Config } from "../config/env.ts";
 import type { Database } from "../db/client.ts";
@@ -41,5 +42,7 @@ export interface AppEnv {
     keyRotation: KeyRotation | undefined;
     /** The SHA-256 of the Bearer token when it matched a stored key; the rate limiter then counts per key. */
     authenticatedKeyHash: string | undefined;
+    /** The signed-in person on dashboard and settings routes (set by `requireSession`). */
+    session: Session | undefined;
   };
 }
