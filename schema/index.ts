@@ -1,3 +1,4 @@
+export * from "./accounts.ts";
 export * from "./analytics.ts";
 export * from "./balances.ts";
 export * from "./commissions.ts";

@@ -7,6 +7,8 @@ import { dependencies } from "../../lib/http/dependencies.ts";
 import { requestId } from "../../lib/http/request-id.ts";
 import { firstIssueMessage } from "../../lib/validation/first-issue.ts";
 import { assertStorableText } from "../../lib/validation/storable-text.ts";
+import { registerSession } from "./routes/auth/session.ts";
+import { registerSignIn } from "./routes/auth/sign-in.ts";
 import { registerDocs } from "./routes/docs.ts";
 import { registerAnalyticsSources } from "./routes/programs/analytics-sources.ts";
 import { registerReadiness } from "./routes/programs/readiness.ts";
@@ -31,6 +33,12 @@ export function createApp(): OpenAPIHono<AppEnv> {
   app.notFound((c) => c.json(renderError(platformError(404, "Not found"), defaultErrorPolicy), 404));
 
   app.get("/healthz", (c) => c.json({ ok: true }));
+  app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", { type: "http", scheme: "bearer" });
+  app.openAPIRegistry.registerComponent("securitySchemes", "sessionCookie", {
+    type: "apiKey",
+    in: "cookie",
+    name: "__Host-affiliate_session",
+  });
   registerClick(app);
   registerLead(app);
   registerSale(app);
@@ -40,6 +48,8 @@ export function createApp(): OpenAPIHono<AppEnv> {
   registerReadiness(app);
   registerAnalyticsSources(app);
   registerTrackerScript(app);
+  registerSignIn(app);
+  registerSession(app);
   registerDocs(app);
   return app;
 }

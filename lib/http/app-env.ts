@@ -1,4 +1,5 @@
 import type { KeyRotation } from "../auth/program-key.ts";
+import type { Session } from "../auth/require-session.ts";
 import type { Clock } from "../clock.ts";
 import type { Config } from "../config/env.ts";
 import type { Database } from "../db/client.ts";
@@ -13,6 +14,9 @@ export interface WorkerBindings {
   UPSTASH_REDIS_REST_URL?: string;
   UPSTASH_REDIS_REST_TOKEN?: string;
   DOCS_URL?: string;
+  OIDC_ISSUER?: string;
+  OIDC_CLIENT_ID?: string;
+  OIDC_CLIENT_SECRET?: string;
   NOTIFICATIONS?: Queue<unknown>;
 }
 
@@ -38,5 +42,7 @@ export interface AppEnv {
     keyRotation: KeyRotation | undefined;
     /** The SHA-256 of the Bearer token when it matched a stored key; the rate limiter then counts per key. */
     authenticatedKeyHash: string | undefined;
+    /** The signed-in person on dashboard and settings routes (set by `requireSession`). */
+    session: Session | undefined;
   };
 }

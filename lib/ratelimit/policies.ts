@@ -24,4 +24,8 @@ export const rateLimits = {
   settingsRead: perMinute("settings-get", 30, "token"),
   settingsWrite: perMinute("settings-patch", 30, "token"),
   cli: perMinute("cli", 60, "token"),
+  /** Ours (the spec names none): sign-in start and callback, per IP, so no one floods the state table. */
+  signIn: perMinute("sign-in", 30, "ip"),
+  /** Ours: session, token, sign-out, partners and links routes, per sign-in token. */
+  dashboard: perMinute("dashboard", 60, "token"),
 } as const satisfies Record<string, RateLimitPolicy>;

@@ -1,0 +1,118 @@
+import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import { createSession } from "../../../../lib/auth/session-store.ts";
+import {
+  ABSOLUTE_LIFETIME_SECONDS,
+  cookieValue,
+  issueSignInToken,
+  sessionCookie,
+} from "../../../../lib/auth/sign-in-tokens.ts";
+import { badRequest } from "../../../../lib/errors/api-error.ts";
+import { platformErrorResponse, rateLimitedResponse } from "../../../../lib/errors/openapi-responses.ts";
+import type { AppEnv } from "../../../../lib/http/app-env.ts";
+import { errorPolicy } from "../../../../lib/http/dependencies.ts";
+import { personRefusalError } from "../../../../lib/identity/identity-errors.ts";
+import { OAUTH_STATE_LIFETIME_SECONDS } from "../../../../lib/identity/oauth-state-store.ts";
+import { finishSignIn, startSignIn } from "../../../../lib/identity/sign-in-flow.ts";
+import { rateLimit } from "../../../../lib/ratelimit/middleware.ts";
+import { rateLimits } from "../../../../lib/ratelimit/policies.ts";
+
+/** Ties the callback to the browser that started the sign-in (login CSRF); lives as long as the flow. */
+export const SIGN_IN_STATE_COOKIE = "__Host-affiliate_sign_in_state";
+export const SIGN_IN_CALLBACK_PATH = "/api/v1/auth/callback";
+/** Where a browser lands after signing in (until the dashboard page exists, the session itself). */
+const AFTER_SIGN_IN = "/api/v1/auth/session";
+
+export const STATE_INVALID_MESSAGE = "Sign-in expired or was started in another browser. Start again.";
+export const PROVIDER_REFUSED_MESSAGE = "The sign-in provider did not complete the sign-in. Start again.";
+
+const redirectResponse = (description: string) => ({
+  description,
+  headers: {
+    Location: { schema: { type: "string" as const } },
+    "Set-Cookie": { schema: { type: "string" as const } },
+  },
+});
+
+export const signInRoute = createRoute({
+  method: "get",
+  path: "/api/v1/auth/sign-in",
+  tags: ["Sign-in"],
+  summary: "Start a dashboard sign-in at the OpenID Connect provider",
+  description:
+    "Redirects the browser to the configured provider (authorization code flow with state, nonce and PKCE). " +
+    "Rate limit 30 per minute per IP.",
+  responses: {
+    302: redirectResponse("To the provider's sign-in page"),
+    429: rateLimitedResponse,
+    500: platformErrorResponse("Sign-in is not configured or the provider is unreachable"),
+  },
+});
+
+export const callbackRoute = createRoute({
+  method: "get",
+  path: SIGN_IN_CALLBACK_PATH,
+  tags: ["Sign-in"],
+  summary: "The provider's redirect back: exchanges the code and signs the person in",
+  description:
+    "Sets the dashboard sign-in cookie (`__Host-affiliate_session`, HttpOnly, Secure, SameSite=Lax) and " +
+    "redirects to `/api/v1/auth/session`. An unverified provider email (checked first) and a suspended " +
+    "account are refused with 403 and `details.code` `PROVIDER_EMAIL_NOT_VERIFIED` / `ACCOUNT_BLOCKED`.",
+  request: { query: z.object({ state: z.string().optional(), code: z.string().optional() }).passthrough() },
+  responses: {
+    303: redirectResponse("Signed in"),
+    400: platformErrorResponse(
+      "State missing, expired, used or from another browser; or the provider refused",
+    ),
+    403: platformErrorResponse("Unverified provider email, or suspended account"),
+    429: rateLimitedResponse,
+    500: platformErrorResponse("Sign-in failed"),
+  },
+});
+
+function stateCookie(state: string, maxAge: number): string {
+  return `${SIGN_IN_STATE_COOKIE}=${state}; Path=/; HttpOnly; Secure; SameSite=Lax; Max-Age=${maxAge}`;
+}
+
+export function registerSignIn(app: OpenAPIHono<AppEnv>): void {
+  app.use(signInRoute.path, errorPolicy("Sign-in failed"), rateLimit(rateLimits.signIn));
+  app.use(callbackRoute.path, errorPolicy("Sign-in failed"), rateLimit(rateLimits.signIn));
+
+  app.openapi(signInRoute, async (c) => {
+    const { db, config, clock } = c.get("deps");
+    if (!config.identity) throw new Error("OIDC_ISSUER is not configured");
+    const redirectUri = new URL(SIGN_IN_CALLBACK_PATH, c.req.url).href;
+    const { authorizationUrl, state } = await startSignIn(db, config.identity, redirectUri, clock.now());
+    c.header("Set-Cookie", stateCookie(state, OAUTH_STATE_LIFETIME_SECONDS));
+    c.header("Cache-Control", "no-store");
+    return c.redirect(authorizationUrl, 302);
+  });
+
+  app.openapi(callbackRoute, async (c) => {
+    const { db, config, clock } = c.get("deps");
+    if (!config.identity) throw new Error("OIDC_ISSUER is not configured");
+    const now = clock.now();
+    const url = new URL(c.req.url);
+    const result = await finishSignIn(
+      db,
+      config.identity,
+      url,
+      cookieValue(c.req.header("Cookie"), SIGN_IN_STATE_COOKIE),
+      now,
+    );
+    c.header("Set-Cookie", stateCookie("", 0), { append: true });
+    c.header("Cache-Control", "no-store");
+    if (!result.ok) {
+      c.get("log").info("sign-in refused", { reason: result.reason });
+      if (result.reason === "state_invalid") throw badRequest(STATE_INVALID_MESSAGE);
+      if (result.reason === "provider_refused" || result.reason === "id_token_invalid") {
+        throw badRequest(PROVIDER_REFUSED_MESSAGE);
+      }
+      throw personRefusalError(result.reason);
+    }
+    const issued = await issueSignInToken();
+    await createSession(db, result.userId, issued.tokenHash, now);
+    c.get("log").info("signed in", { user_id: result.userId });
+    c.header("Set-Cookie", sessionCookie(issued.token, ABSOLUTE_LIFETIME_SECONDS), { append: true });
+    return c.redirect(AFTER_SIGN_IN, 303);
+  });
+}

@@ -1,0 +1,118 @@
+import { SELF } from "cloudflare:test";
+import { sql } from "drizzle-orm";
+import { describe, expect, it } from "vitest";
+import { users } from "../../schema/index.ts";
+import {
+  BASE,
+  call,
+  dashboardSignIn,
+  type LooseJson,
+  setCookies,
+  signedInCookie,
+} from "./dashboard-sign-in.ts";
+import { db, unique } from "./harness.ts";
+import { signInAtProvider } from "./oidc-sign-in.ts";
+
+const email = () => `${unique("person")}@people.example`;
+
+describe("dashboard sign-in through the local OpenID provider", () => {
+  it("start redirects with state, nonce and PKCE; the callback sets a __Host- HttpOnly Secure cookie", async () => {
+    const start = await SELF.fetch(`${BASE}/api/v1/auth/sign-in`, { redirect: "manual" });
+    expect(start.status).toBe(302);
+    const location = new URL(start.headers.get("Location") ?? "");
+    for (const param of ["state", "nonce", "code_challenge"])
+      expect(location.searchParams.get(param)).toBeTruthy();
+    expect(location.searchParams.get("code_challenge_method")).toBe("S256");
+    expect(location.searchParams.get("redirect_uri")).toBe(`${BASE}/api/v1/auth/callback`);
+
+    const person = email();
+    const response = await dashboardSignIn({ email: person, verified: true });
+    expect(response.status).toBe(303);
+    expect(response.headers.get("Location")).toBe("/api/v1/auth/session");
+    const line =
+      (response.headers as LooseJson)
+        .getSetCookie?.()
+        .find((l: string) => l.startsWith("__Host-affiliate_session=")) ?? "";
+    expect(line).toMatch(/HttpOnly/);
+    expect(line).toMatch(/Secure/);
+    expect(line).toMatch(/SameSite=Lax/);
+    expect(line).toMatch(/Path=\//);
+    const token = setCookies(response).get("__Host-affiliate_session")!;
+    expect(token).toMatch(/^dst_[A-Za-z0-9_-]{43}$/);
+
+    const session = await call("GET", "/api/v1/auth/session", { cookie: token });
+    expect(session.status).toBe(200);
+    expect(session.body.data.user.email).toBe(person);
+    expect(session.body.data.workspaces).toEqual([expect.objectContaining({ role: "owner" })]);
+  });
+
+  it("refuses an unverified provider email (403, PROVIDER_EMAIL_NOT_VERIFIED) and creates no account", async () => {
+    const person = email();
+    const response = await dashboardSignIn({ email: person, verified: false });
+    expect(response.status).toBe(403);
+    expect(await response.json()).toEqual({
+      data: null,
+      error: {
+        status: 403,
+        name: "ForbiddenError",
+        message:
+          "Your email address is not verified with your sign-in provider. Verify it there, then try again.",
+        details: { code: "PROVIDER_EMAIL_NOT_VERIFIED" },
+      },
+    });
+    const found = await db.select().from(users).where(sql`lower(${users.email}) = lower(${person})`);
+    expect(found).toEqual([]);
+  });
+
+  it("refuses a blocked account (403, ACCOUNT_BLOCKED)", async () => {
+    const person = email();
+    await db.insert(users).values({ email: person, emailVerified: true, blockedAt: new Date() });
+    const response = await dashboardSignIn({ email: person, verified: true });
+    expect(response.status).toBe(403);
+    expect(await response.json()).toEqual({
+      data: null,
+      error: {
+        status: 403,
+        name: "ForbiddenError",
+        message: "Your account has been suspended.",
+        details: { code: "ACCOUNT_BLOCKED" },
+      },
+    });
+  });
+
+  it("refuses a callback without the state cookie of the browser that started (login CSRF), and a replay", async () => {
+    const start = await SELF.fetch(`${BASE}/api/v1/auth/sign-in`, { redirect: "manual" });
+    const state = setCookies(start).get("__Host-affiliate_sign_in_state")!;
+    const back = await signInAtProvider(start.headers.get("Location")!, { email: email(), verified: true });
+    const withoutCookie = await SELF.fetch(back.href, { redirect: "manual" });
+    expect(withoutCookie.status).toBe(400);
+    expect(((await withoutCookie.json()) as LooseJson).error.message).toBe(
+      "Sign-in expired or was started in another browser. Start again.",
+    );
+    const first = await SELF.fetch(back.href, {
+      redirect: "manual",
+      headers: { Cookie: `__Host-affiliate_sign_in_state=${state}` },
+    });
+    expect(first.status).toBe(303);
+    const replay = await SELF.fetch(back.href, {
+      redirect: "manual",
+      headers: { Cookie: `__Host-affiliate_sign_in_state=${state}` },
+    });
+    expect(replay.status).toBe(400);
+  });
+
+  it("issues a Bearer token for API callers and sign-out revokes the token it was called with", async () => {
+    const cookie = await signedInCookie({ email: email(), verified: true });
+    const issued = await call("POST", "/api/v1/auth/tokens", { cookie, origin: BASE });
+    expect(issued.status).toBe(200);
+    const bearer = issued.body.data.token as string;
+    expect((await call("GET", "/api/v1/auth/session", { token: bearer })).status).toBe(200);
+    expect((await call("POST", "/api/v1/auth/sign-out", { token: bearer })).status).toBe(200);
+    expect((await call("GET", "/api/v1/auth/session", { token: bearer })).status).toBe(401);
+    expect((await call("GET", "/api/v1/auth/session", { cookie })).status).toBe(200);
+    const out = await call("POST", "/api/v1/auth/sign-out", { cookie, origin: BASE });
+    expect(out.status).toBe(200);
+    expect(out.headers.get("Set-Cookie")).toMatch(/Max-Age=0/);
+    expect((await call("GET", "/api/v1/auth/session", { cookie })).status).toBe(401);
+  });
+});
