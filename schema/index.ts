@@ -1,4 +1,5 @@
 export * from "./balances.ts";
+export * from "./cli-login.ts";
 export * from "./commissions.ts";
 export * from "./customers.ts";
 export * from "./events.ts";

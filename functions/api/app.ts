@@ -7,6 +7,7 @@ import { dependencies } from "../../lib/http/dependencies.ts";
 import { requestId } from "../../lib/http/request-id.ts";
 import { firstIssueMessage } from "../../lib/validation/first-issue.ts";
 import { assertStorableText } from "../../lib/validation/storable-text.ts";
+import { registerCli } from "./routes/cli/index.ts";
 import { registerDocs } from "./routes/docs.ts";
 import { registerClick } from "./routes/track/click.ts";
 import { registerConfig } from "./routes/track/config.ts";
@@ -36,6 +37,7 @@ export function createApp(): OpenAPIHono<AppEnv> {
   registerVisit(app);
   registerConfig(app);
   registerTrackerScript(app);
+  registerCli(app);
   registerDocs(app);
   return app;
 }

@@ -12,6 +12,8 @@ const EnvSchema = z.object({
   UPSTASH_REDIS_REST_TOKEN: z.string().min(1).optional(),
   /** Where the key-rotation warnings and errors point (`docs_url`, `Link: rel="deprecation"`). */
   DOCS_URL: z.url().default("https://docs.affiliate-tracking.dev/api-keys#rotation"),
+  /** The dashboard's origin; a command-line login opens its `/cli/login` page. Default: the API's own origin. */
+  DASHBOARD_URL: z.url().optional(),
 });
 
 export interface Config {
@@ -19,6 +21,7 @@ export interface Config {
   neonFetchEndpoint: string | undefined;
   upstash: { url: string; token: string } | undefined;
   docsUrl: string;
+  dashboardUrl: string | undefined;
 }
 
 export class ConfigError extends Error {
@@ -47,6 +50,7 @@ export function readConfig(env: object): Config {
         ? { url: e.UPSTASH_REDIS_REST_URL, token: e.UPSTASH_REDIS_REST_TOKEN }
         : undefined,
     docsUrl: e.DOCS_URL,
+    dashboardUrl: e.DASHBOARD_URL,
   };
   parsed.set(env, config);
   return config;

@@ -6,6 +6,8 @@ export interface ErrorPolicy {
   failureMessage: string;
   /** Sale and refund: every platform error carries a stable `error.code`. */
   stableCodes: boolean;
+  /** `error.details` of this route's 500 (the command-line routes repeat the request id there). */
+  failureDetails?: Record<string, unknown>;
 }
 
 export const defaultErrorPolicy: ErrorPolicy = {

@@ -19,7 +19,7 @@ export function handleError(error: unknown, c: Context<AppEnv>): Response {
     apiError = platformError(400, error.message || "Invalid request");
   } else {
     (c.get("log") ?? rootLogger).error("request failed", error, { path: c.req.routePath });
-    apiError = platformError(500, policy.failureMessage);
+    apiError = platformError(500, policy.failureMessage, { details: policy.failureDetails ?? {} });
   }
   return c.json(renderError(apiError, policy), apiError.status);
 }

@@ -13,6 +13,7 @@ export interface WorkerBindings {
   UPSTASH_REDIS_REST_URL?: string;
   UPSTASH_REDIS_REST_TOKEN?: string;
   DOCS_URL?: string;
+  DASHBOARD_URL?: string;
   NOTIFICATIONS?: Queue<unknown>;
 }
 
@@ -38,5 +39,7 @@ export interface AppEnv {
     keyRotation: KeyRotation | undefined;
     /** The SHA-256 of the Bearer token when it matched a stored key; the rate limiter then counts per key. */
     authenticatedKeyHash: string | undefined;
+    /** Statuses this route answers without `X-Request-ID` (`omitRequestIdOn`). */
+    requestIdHeaderOmittedOn: readonly number[] | undefined;
   };
 }
