@@ -3,6 +3,7 @@ import type { AppEnv } from "../../../../lib/http/app-env.ts";
 import { registerAuthLogout } from "./auth-logout.ts";
 import { registerAuthPoll } from "./auth-poll.ts";
 import { registerAuthStart } from "./auth-start.ts";
+import { registerPrograms } from "./programs.ts";
 import { registerStatus } from "./status.ts";
 import { registerStripeConnect } from "./stripe-connect.ts";
 import { registerTestEvent } from "./test-event.ts";
@@ -12,6 +13,7 @@ export function registerCli(app: OpenAPIHono<AppEnv>): void {
   registerAuthStart(app);
   registerAuthPoll(app);
   registerAuthLogout(app);
+  registerPrograms(app);
   registerStatus(app);
   registerTestEvent(app);
   registerStripeConnect(app);
