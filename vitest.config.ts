@@ -76,6 +76,9 @@ export default defineConfig({
               bindings: {
                 DATABASE_URL: inject("sqlConnectionString"),
                 NEON_FETCH_ENDPOINT: inject("sqlEndpointUrl"),
+                OIDC_ISSUER: inject("oidc").issuer,
+                OIDC_CLIENT_ID: inject("oidc").clientId,
+                OIDC_CLIENT_SECRET: inject("oidc").clientSecret,
               },
             },
           })),

@@ -11,6 +11,7 @@
  *   STRIPE_WEBHOOK_SECRET   the events worker's signing secret (default: a fixed dev secret; set it to the
  *                  one `stripe listen` prints to forward real test-mode events)
  *   DEMO_STRIPE_ACCOUNT_ID  connect demo program 1 to this provider account (default `acct_demo_1`)
+ *   OIDC_PORT      port of the local OpenID provider on 127.0.0.1 (default 8790; 0 picks a free one)
  *
  * Ctrl-C (SIGINT), SIGTERM or SIGHUP stop esbuild, Miniflare (workerd) and the SQL endpoint, then exit 0.
  */
@@ -33,6 +34,7 @@ const upstashUrl = process.env.UPSTASH_REDIS_REST_URL;
 const upstashToken = process.env.UPSTASH_REDIS_REST_TOKEN;
 const stripeWebhookSecret = process.env.STRIPE_WEBHOOK_SECRET;
 const demoStripeAccountId = process.env.DEMO_STRIPE_ACCOUNT_ID;
+const oidcPort = process.env.OIDC_PORT ? parsePort(process.env.OIDC_PORT, "OIDC_PORT") : 8790;
 if (upstashUrl && !upstashToken) fail("UPSTASH_REDIS_REST_URL is set without UPSTASH_REDIS_REST_TOKEN");
 
 let stack: Stack | undefined;
@@ -71,6 +73,7 @@ const starting = startLocalStack({
   ...(upstashUrl && upstashToken ? { upstash: { url: upstashUrl, token: upstashToken } } : {}),
   ...(stripeWebhookSecret ? { stripeWebhookSecret } : {}),
   ...(demoStripeAccountId ? { demoStripeAccountId } : {}),
+  oidcPort,
   watch: true,
   logLevel: "info",
   log: (message) => console.log(`[dev] ${message}`),
@@ -125,6 +128,13 @@ function demoLines(demo: Demo, demoFile: string): string[] {
       `    origins       ${p.allowed_origins.join(" ")}`,
     );
   }
+  lines.push("", `Sign in: open ${demo.sign_in_url} (local OpenID provider ${demo.oidc_issuer ?? "-"}), as:`);
+  for (const person of demo.people) {
+    const notes = [person.blocked && "blocked", !person.provider_email_verified && "unverified email"].filter(
+      Boolean,
+    );
+    lines.push(`  ${person.email}  ${person.role}${notes.length ? ` (${notes.join(", ")}: refused)` : ""}`);
+  }
   const link = demo.programs[0]?.active_links[0] ?? "code-a";
   lines.push(
     "",
@@ -140,11 +150,11 @@ function demoLines(demo: Demo, demoFile: string): string[] {
   return lines;
 }
 
-function parsePort(value: string | undefined): number {
+function parsePort(value: string | undefined, name = "PORT"): number {
   if (value === undefined || value === "") return 8787;
   const parsed = Number(value);
   if (!Number.isInteger(parsed) || parsed < 0 || parsed > 65535)
-    fail(`PORT must be a port number, not "${value}"`);
+    fail(`${name} must be a port number, not "${value}"`);
   return parsed;
 }
 

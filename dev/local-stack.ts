@@ -15,6 +15,8 @@ import { fileURLToPath } from "node:url";
 import * as esbuild from "esbuild";
 import { Log, LogLevel, Miniflare, type MiniflareOptions, type WorkerOptions } from "miniflare";
 import type { Unstable_MiniflareWorkerOptions } from "wrangler";
+import { DEMO_PEOPLE } from "./demo-people.ts";
+import { startOidcProvider } from "./oidc-provider.ts";
 import { DEV_STRIPE_WEBHOOK_SECRET, type Demo, seedDemo } from "./seed.ts";
 import { type SqlEndpoint, startSqlEndpoint } from "./sql-endpoint.ts";
 
@@ -71,6 +73,8 @@ export interface LocalStackOptions {
   stripeWebhookSecret?: string;
   /** The first demo program's connected provider account (default `acct_demo_1`). */
   demoStripeAccountId?: string;
+  /** The local OpenID provider's port on 127.0.0.1 (people sign in there). Default 0: a free one. */
+  oidcPort?: number;
   /** Miniflare's log level (request lines at "info"). Default "warn". */
   logLevel?: StackLogLevel;
   /** Progress messages of the stack itself. Default: silent. */
@@ -170,6 +174,18 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     cleanups.push(() => sql.close());
     log(`SQL endpoint (${sql.backend}) on ${sql.url}`);
 
+    // A real OpenID provider, dev only: the API worker is configured with it like with any production one.
+    const oidc = await startOidcProvider({
+      port: options.oidcPort ?? 0,
+      demoIdentities: DEMO_PEOPLE.map((p) => ({
+        email: p.email,
+        verified: p.providerEmailVerified,
+        label: p.label,
+      })),
+    });
+    cleanups.push(() => oidc.close());
+    log(`OpenID provider on ${oidc.issuer}`);
+
     const { unstable_readConfig, unstable_getMiniflareWorkerOptions } = await importWrangler();
     const workers: BuiltWorker[] = entries.map((entry) => {
       const configPath = resolve(root, entry.config);
@@ -203,6 +219,10 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       NEON_FETCH_ENDPOINT: sql.url,
       // Read by the events worker only.
       STRIPE_WEBHOOK_SECRET: stripeWebhookSecret,
+      // Read by the API worker only.
+      OIDC_ISSUER: oidc.issuer,
+      OIDC_CLIENT_ID: oidc.clientId,
+      OIDC_CLIENT_SECRET: oidc.clientSecret,
       ...(options.upstash
         ? { UPSTASH_REDIS_REST_URL: options.upstash.url, UPSTASH_REDIS_REST_TOKEN: options.upstash.token }
         : {}),
@@ -315,6 +335,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         baseUrl,
         dataDir,
         stripeWebhookSecret,
+        oidcIssuer: oidc.issuer,
         ...(options.demoStripeAccountId ? { stripeAccountId: options.demoStripeAccountId } : {}),
       });
       demoFile = join(dataDir, "demo.json");

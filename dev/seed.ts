@@ -11,6 +11,7 @@
 import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { issueApiKey, sha256Hex } from "../lib/auth/api-keys.ts";
+import { DEMO_PEOPLE } from "./demo-people.ts";
 import type { SqlEndpoint } from "./sql-endpoint.ts";
 
 /** Also the local stack's default (`dev/local-stack.ts`): kept here so the seed needs no Miniflare. */
@@ -42,6 +43,11 @@ export interface Demo {
   /** The events worker's signing secret (for `stripe listen`-style forwarding or signing events yourself). */
   stripe_webhook_secret: string;
   programs: DemoProgram[];
+  /** The local OpenID provider (when the stack runs one) and where a person starts signing in. */
+  oidc_issuer?: string;
+  sign_in_url: string;
+  /** Sign in as one of these on the local provider's page (type the email, choose verified or not). */
+  people: { email: string; role: string; provider_email_verified: boolean; blocked: boolean }[];
 }
 
 export interface SeedOptions {
@@ -53,6 +59,8 @@ export interface SeedOptions {
   stripeWebhookSecret?: string;
   /** Connect the first demo program to this provider account instead of `acct_demo_1` (a real test account). */
   stripeAccountId?: string;
+  /** The local OpenID provider's issuer, reported in demo.json. */
+  oidcIssuer?: string;
 }
 
 interface PartnerSpec {
@@ -185,13 +193,40 @@ export async function seedDemo(endpoint: Query, options: SeedOptions): Promise<D
   }
 
   await writeStoredKeys(options.dataDir, next);
+  await seedPeople(endpoint, advertiserId);
   return {
     base_url: options.baseUrl,
     sql_endpoint_url: endpoint.url,
     stripe_events_url: `${options.baseUrl}/webhooks/stripe`,
     stripe_webhook_secret: options.stripeWebhookSecret ?? DEV_STRIPE_WEBHOOK_SECRET,
     programs,
+    ...(options.oidcIssuer ? { oidc_issuer: options.oidcIssuer } : {}),
+    sign_in_url: `${options.baseUrl}/api/v1/auth/sign-in`,
+    people: DEMO_PEOPLE.map((p) => ({
+      email: p.email,
+      role: p.role,
+      provider_email_verified: p.providerEmailVerified,
+      blocked: p.blocked,
+    })),
   };
+}
+
+/** The demo people as users and active members of the demo advertiser (blocked one included). */
+async function seedPeople(endpoint: Query, advertiserId: number): Promise<void> {
+  for (const person of DEMO_PEOPLE) {
+    const user = await endpoint.query(
+      `insert into users (email, email_verified, blocked_at) values ($1, $2::boolean, case when $3::boolean then now() end)
+       on conflict ((lower(email))) do update
+          set blocked_at = case when $3::boolean then coalesce(users.blocked_at, now()) end
+       returning id`,
+      [person.email, person.providerEmailVerified, person.blocked],
+    );
+    await endpoint.query(
+      `insert into workspace_members (advertiser_id, user_id, role, status) values ($1, $2, $3, 'active')
+       on conflict (advertiser_id, user_id) do update set role = excluded.role, status = 'active'`,
+      [advertiserId, required(user.rows[0], "user upsert").id, person.role],
+    );
+  }
 }
 
 async function findOrCreateAdvertiser(endpoint: Query, name: string): Promise<number> {

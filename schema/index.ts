@@ -1,3 +1,4 @@
+export * from "./accounts.ts";
 export * from "./balances.ts";
 export * from "./cli-login.ts";
 export * from "./commissions.ts";

@@ -12,6 +12,10 @@ const EnvSchema = z.object({
   UPSTASH_REDIS_REST_TOKEN: z.string().min(1).optional(),
   /** Where the key-rotation warnings and errors point (`docs_url`, `Link: rel="deprecation"`). */
   DOCS_URL: z.url().default("https://docs.affiliate-tracking.dev/api-keys#rotation"),
+  /** The OpenID Connect provider people sign in with (its issuer URL, exactly as in its ID tokens). */
+  OIDC_ISSUER: z.url().optional(),
+  OIDC_CLIENT_ID: z.string().min(1).optional(),
+  OIDC_CLIENT_SECRET: z.string().min(1).optional(),
   /** The dashboard's origin; a command-line login opens its `/cli/login` page. Default: the API's own origin. */
   DASHBOARD_URL: z.url().optional(),
 });
@@ -22,6 +26,14 @@ export interface Config {
   upstash: { url: string; token: string } | undefined;
   docsUrl: string;
   dashboardUrl: string | undefined;
+  /** Unset: the sign-in routes answer 500 (the rest of the service runs without identity). */
+  identity: IdentityConfig | undefined;
+}
+
+export interface IdentityConfig {
+  issuer: string;
+  clientId: string;
+  clientSecret: string | undefined;
 }
 
 export class ConfigError extends Error {
@@ -42,6 +54,9 @@ export function readConfig(env: object): Config {
   if (Boolean(e.UPSTASH_REDIS_REST_URL) !== Boolean(e.UPSTASH_REDIS_REST_TOKEN)) {
     throw new ConfigError("UPSTASH_REDIS_REST_URL and UPSTASH_REDIS_REST_TOKEN must be set together");
   }
+  if (Boolean(e.OIDC_ISSUER) !== Boolean(e.OIDC_CLIENT_ID)) {
+    throw new ConfigError("OIDC_ISSUER and OIDC_CLIENT_ID must be set together");
+  }
   const config: Config = {
     databaseUrl: e.DATABASE_URL,
     neonFetchEndpoint: e.NEON_FETCH_ENDPOINT,
@@ -50,6 +65,10 @@ export function readConfig(env: object): Config {
         ? { url: e.UPSTASH_REDIS_REST_URL, token: e.UPSTASH_REDIS_REST_TOKEN }
         : undefined,
     docsUrl: e.DOCS_URL,
+    identity:
+      e.OIDC_ISSUER && e.OIDC_CLIENT_ID
+        ? { issuer: e.OIDC_ISSUER, clientId: e.OIDC_CLIENT_ID, clientSecret: e.OIDC_CLIENT_SECRET }
+        : undefined,
     dashboardUrl: e.DASHBOARD_URL,
   };
   parsed.set(env, config);

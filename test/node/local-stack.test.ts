@@ -145,6 +145,18 @@ describe("local stack (npm run dev)", () => {
     }
   });
 
+  it("runs the local OpenID provider and lists the demo people (owner, member, blocked, unverified)", async () => {
+    expect(demo.sign_in_url).toBe(`${stack!.baseUrl}/api/v1/auth/sign-in`);
+    expect(demo.people.map((p) => [p.role, p.blocked, p.provider_email_verified])).toEqual([
+      ["owner", false, true],
+      ["member", false, true],
+      ["member", true, true],
+      ["member", false, false],
+    ]);
+    const discovery = await fetch(`${demo.oidc_issuer}/.well-known/openid-configuration`);
+    expect(((await discovery.json()) as { issuer: string }).issuer).toBe(demo.oidc_issuer);
+  });
+
   it("gives the two active links of a program to two different partners", async () => {
     const { rows } = await stack!.sql.query(
       "select program_id, count(distinct partner_id) as partners from referral_links where short_link = any($1::text[]) group by program_id",
@@ -241,7 +253,11 @@ describe("local stack (npm run dev)", () => {
       live_keys: 4,
     });
 
-    const again = await seedDemo(s.sql, { baseUrl: s.baseUrl, dataDir });
+    const again = await seedDemo(s.sql, {
+      baseUrl: s.baseUrl,
+      dataDir,
+      ...(demo.oidc_issuer ? { oidcIssuer: demo.oidc_issuer } : {}),
+    });
     expect(again).toEqual(demo);
     expect(await demoCounts(s)).toEqual(before);
     expect(await keyIsLiveFor(s.baseUrl, p2.test_api_key, p1)).toBe(true);

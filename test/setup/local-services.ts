@@ -1,6 +1,8 @@
 import type { TestProject } from "vitest/node";
+import { startOidcProvider } from "../../dev/oidc-provider.ts";
 import { startSqlEndpoint } from "../../dev/sql-endpoint.ts";
 import { startUpstashProxy } from "../../dev/upstash-rest-proxy.ts";
+import { TEST_SIGN_IN_CALLBACK } from "../workers/oidc-sign-in.ts";
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -10,13 +12,15 @@ declare module "vitest" {
     databaseBackend: "pglite" | "postgres";
     /** The Upstash REST endpoint in front of the real Redis, when REDIS_URL is set. */
     upstash: { url: string; token: string } | null;
+    /** The local OpenID provider (dev/oidc-provider.ts) the workers sign people in with. */
+    oidc: { issuer: string; clientId: string; clientSecret: string; cliClientId: string };
   }
 }
 
 /**
  * Starts the local services the workers under test reach over loopback: the Neon-protocol SQL endpoint
- * (in-memory PGlite, or the PostgreSQL of DATABASE_URL) with migrations applied, and, when REDIS_URL is
- * set, the Upstash REST endpoint in front of that Redis.
+ * (in-memory PGlite, or the PostgreSQL of DATABASE_URL) with migrations applied; the local OpenID provider;
+ * and, when REDIS_URL is set, the Upstash REST endpoint in front of that Redis.
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const databaseUrl = process.env.DATABASE_URL;
@@ -34,7 +38,17 @@ export default async function setup(project: TestProject): Promise<() => Promise
     : undefined;
   project.provide("upstash", proxy ? { url: proxy.url, token: proxy.token } : null);
 
+  // The workers under test answer at https://api.test (SELF.fetch); the callback is theirs.
+  const oidc = await startOidcProvider({ port: 0, dashboardRedirectUris: [TEST_SIGN_IN_CALLBACK] });
+  project.provide("oidc", {
+    issuer: oidc.issuer,
+    clientId: oidc.clientId,
+    clientSecret: oidc.clientSecret,
+    cliClientId: oidc.cliClientId,
+  });
+
   return async () => {
+    await oidc.close();
     await proxy?.close();
     await endpoint.close();
   };

@@ -1,0 +1,85 @@
+import { sql } from "drizzle-orm";
+import { issueApiKey } from "../auth/api-keys.ts";
+import type { Database } from "../db/client.ts";
+import type { NewProgramFields } from "./program-rules.ts";
+
+/**
+ * Creates a program with its live and test API keys in the caller's workspace, and returns the keys: the
+ * only time they are ever shown (only their SHA-256 is stored). Used by the command-line `init` and
+ * the dashboard. Who may create: an active owner or admin of the workspace.
+ */
+export type CreateProgramResult =
+  | { ok: true; programId: number; advertiserId: number; apiKey: string; testApiKey: string }
+  | { ok: false; reason: "no_advertiser" | "advertiser_mismatch" };
+
+export interface CreateProgramInput {
+  userId: number;
+  /** The workspace the caller named; omitted: the caller's own (the first one they own or administer). */
+  advertiserId?: number | undefined;
+  fields: NewProgramFields;
+}
+
+const creatorRoles = ["owner", "admin"];
+
+/** Decides the workspace from the caller's memberships. Pure. */
+export function decideWorkspace(
+  memberships: readonly { advertiserId: number; role: string }[],
+  requested: number | undefined,
+): { ok: true; advertiserId: number } | { ok: false; reason: "no_advertiser" | "advertiser_mismatch" } {
+  const eligible = memberships.filter((m) => creatorRoles.includes(m.role));
+  if (requested !== undefined) {
+    return eligible.some((m) => m.advertiserId === requested)
+      ? { ok: true, advertiserId: requested }
+      : { ok: false, reason: memberships.length === 0 ? "no_advertiser" : "advertiser_mismatch" };
+  }
+  const owned = eligible.find((m) => m.role === "owner") ?? eligible[0];
+  return owned ? { ok: true, advertiserId: owned.advertiserId } : { ok: false, reason: "no_advertiser" };
+}
+
+export async function createProgram(db: Database, input: CreateProgramInput): Promise<CreateProgramResult> {
+  const read = await db.execute<{ advertiser_id: number; role: string }>(sql`
+    select advertiser_id, role from workspace_members
+    where user_id = ${input.userId} and status = 'active' order by id`);
+  const memberships = read.rows.map((row) => ({ advertiserId: Number(row.advertiser_id), role: row.role }));
+  const workspace = decideWorkspace(memberships, input.advertiserId);
+  if (!workspace.ok) return workspace;
+
+  const live = await issueApiKey(false);
+  const test = await issueApiKey(true);
+  const f = input.fields;
+  // One statement: the membership is re-checked in the insert, so a membership removed since the read
+  // creates nothing.
+  const written = await db.execute<{ id: number }>(sql`
+    with program as (
+      insert into programs (advertiser_id, name, domain, attribution_window_days, commission_type,
+                            commission_rate, duration_months)
+      select ${workspace.advertiserId}, ${f.name}, ${f.domain}, ${f.attributionWindowDays},
+             ${f.commissionType}, ${f.commissionRate}::numeric, ${f.durationMonths}
+      where exists (select 1 from workspace_members
+                    where user_id = ${input.userId} and advertiser_id = ${workspace.advertiserId}
+                      and status = 'active' and role in ('owner', 'admin'))
+      returning id
+    ), keys as (
+      insert into program_api_keys (program_id, key_hash, key_prefix, is_test)
+      select program.id, k.hash, k.prefix, k.is_test from program,
+        (values (${live.keyHash}, ${live.keyPrefix}, false), (${test.keyHash}, ${test.keyPrefix}, true))
+          as k(hash, prefix, is_test)
+      returning id
+    ), audit as (
+      insert into audit_log (advertiser_id, program_id, actor_user_id, action, changes)
+      select ${workspace.advertiserId}, program.id, ${input.userId}, 'program.created',
+             jsonb_build_object('name', jsonb_build_object('from', null, 'to', ${f.name}::text))
+      from program
+      returning id
+    )
+    select id from program`);
+  const programId = written.rows[0]?.id;
+  if (programId === undefined) return { ok: false, reason: "no_advertiser" };
+  return {
+    ok: true,
+    programId: Number(programId),
+    advertiserId: workspace.advertiserId,
+    apiKey: live.key,
+    testApiKey: test.key,
+  };
+}
