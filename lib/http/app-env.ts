@@ -14,6 +14,7 @@ export interface WorkerBindings {
   UPSTASH_REDIS_REST_TOKEN?: string;
   DOCS_URL?: string;
   DASHBOARD_URL?: string;
+  OIDC_CLI_CLIENT_ID?: string;
   OIDC_ISSUER?: string;
   OIDC_CLIENT_ID?: string;
   OIDC_CLIENT_SECRET?: string;
