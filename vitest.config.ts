@@ -79,6 +79,7 @@ export default defineConfig({
                 OIDC_ISSUER: inject("oidc").issuer,
                 OIDC_CLIENT_ID: inject("oidc").clientId,
                 OIDC_CLIENT_SECRET: inject("oidc").clientSecret,
+                OIDC_CLI_CLIENT_ID: inject("oidc").cliClientId,
               },
             },
           })),

@@ -226,6 +226,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       OIDC_ISSUER: oidc.issuer,
       OIDC_CLIENT_ID: oidc.clientId,
       OIDC_CLIENT_SECRET: oidc.clientSecret,
+      OIDC_CLI_CLIENT_ID: oidc.cliClientId,
       ...(options.upstash
         ? { UPSTASH_REDIS_REST_URL: options.upstash.url, UPSTASH_REDIS_REST_TOKEN: options.upstash.token }
         : {}),

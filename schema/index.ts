@@ -1,6 +1,7 @@
 export * from "./accounts.ts";
 export * from "./analytics.ts";
 export * from "./balances.ts";
+export * from "./cli-login.ts";
 export * from "./commissions.ts";
 export * from "./customers.ts";
 export * from "./events.ts";

@@ -9,6 +9,7 @@ import { firstIssueMessage } from "../../lib/validation/first-issue.ts";
 import { assertStorableText } from "../../lib/validation/storable-text.ts";
 import { registerSession } from "./routes/auth/session.ts";
 import { registerSignIn } from "./routes/auth/sign-in.ts";
+import { registerCli } from "./routes/cli/index.ts";
 import { registerDocs } from "./routes/docs.ts";
 import { registerAnalyticsSources } from "./routes/programs/analytics-sources.ts";
 import { registerReadiness } from "./routes/programs/readiness.ts";
@@ -50,6 +51,7 @@ export function createApp(): OpenAPIHono<AppEnv> {
   registerTrackerScript(app);
   registerSignIn(app);
   registerSession(app);
+  registerCli(app);
   registerDocs(app);
   return app;
 }

@@ -16,6 +16,10 @@ const EnvSchema = z.object({
   OIDC_ISSUER: z.url().optional(),
   OIDC_CLIENT_ID: z.string().min(1).optional(),
   OIDC_CLIENT_SECRET: z.string().min(1).optional(),
+  /** The dashboard's origin; a command-line login opens its `/cli/login` page. Default: the API's own origin. */
+  DASHBOARD_URL: z.url().optional(),
+  /** The command-line tool's client at the provider: `auth/callback` also accepts ID tokens issued to it. */
+  OIDC_CLI_CLIENT_ID: z.string().min(1).optional(),
 });
 
 export interface Config {
@@ -23,6 +27,9 @@ export interface Config {
   neonFetchEndpoint: string | undefined;
   upstash: { url: string; token: string } | undefined;
   docsUrl: string;
+  dashboardUrl: string | undefined;
+  /** Audiences `auth/callback` accepts besides the dashboard client (`OIDC_CLI_CLIENT_ID`). */
+  cliClientId: string | undefined;
   /** Unset: the sign-in routes answer 500 (the rest of the service runs without identity). */
   identity: IdentityConfig | undefined;
 }
@@ -66,6 +73,8 @@ export function readConfig(env: object): Config {
       e.OIDC_ISSUER && e.OIDC_CLIENT_ID
         ? { issuer: e.OIDC_ISSUER, clientId: e.OIDC_CLIENT_ID, clientSecret: e.OIDC_CLIENT_SECRET }
         : undefined,
+    dashboardUrl: e.DASHBOARD_URL,
+    cliClientId: e.OIDC_CLI_CLIENT_ID,
   };
   parsed.set(env, config);
   return config;

@@ -8,6 +8,8 @@ export interface ErrorPolicy {
   stableCodes: boolean;
   /** Routes whose 500 is in the typed envelope (readiness: `internal_error` with `retry_after_seconds`). */
   typedFailure?: { code: string; fields: Record<string, unknown> };
+  /** `error.details` of this route's 500 (the command-line routes repeat the request id there). */
+  failureDetails?: Record<string, unknown>;
 }
 
 export const defaultErrorPolicy: ErrorPolicy = {

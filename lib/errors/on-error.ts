@@ -21,7 +21,7 @@ export function handleError(error: unknown, c: Context<AppEnv>): Response {
     (c.get("log") ?? rootLogger).error("request failed", error, { path: c.req.routePath });
     apiError = policy.typedFailure
       ? typedError(500, policy.typedFailure.code, policy.failureMessage, policy.typedFailure.fields)
-      : platformError(500, policy.failureMessage);
+      : platformError(500, policy.failureMessage, { details: policy.failureDetails ?? {} });
   }
   return c.json(renderError(apiError, policy), apiError.status);
 }

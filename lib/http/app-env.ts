@@ -14,6 +14,8 @@ export interface WorkerBindings {
   UPSTASH_REDIS_REST_URL?: string;
   UPSTASH_REDIS_REST_TOKEN?: string;
   DOCS_URL?: string;
+  DASHBOARD_URL?: string;
+  OIDC_CLI_CLIENT_ID?: string;
   OIDC_ISSUER?: string;
   OIDC_CLIENT_ID?: string;
   OIDC_CLIENT_SECRET?: string;
@@ -44,5 +46,7 @@ export interface AppEnv {
     authenticatedKeyHash: string | undefined;
     /** The signed-in person on dashboard and settings routes (set by `requireSession`). */
     session: Session | undefined;
+    /** Statuses this route answers without `X-Request-ID` (`omitRequestIdOn`). */
+    requestIdHeaderOmittedOn: readonly number[] | undefined;
   };
 }

@@ -6,7 +6,7 @@ import type { AppEnv } from "./app-env.ts";
 const acceptableIncomingId = /^[A-Za-z0-9._:-]{8,128}$/;
 
 /**
- * Every response carries `X-Request-ID`. A well-formed id sent by the caller is kept, so a brand can trace
+ * Every response carries `X-Request-ID` (except where a route opts out with `omitRequestIdOn`). A well-formed id sent by the caller is kept, so a brand can trace
  * one call through its own logs and ours; anything else is replaced by a fresh id.
  */
 export const requestId = createMiddleware<AppEnv>(async (c, next) => {
@@ -16,5 +16,17 @@ export const requestId = createMiddleware<AppEnv>(async (c, next) => {
   c.set("log", createLogger({ request_id: id }));
   c.header("X-Request-ID", id);
   await next();
-  c.res.headers.set("X-Request-ID", id);
+  if (c.get("requestIdHeaderOmittedOn")?.includes(c.res.status)) c.res.headers.delete("X-Request-ID");
+  else c.res.headers.set("X-Request-ID", id);
 });
+
+/**
+ * The spec's one exception: `GET /api/v1/cli/status` answers its 200, 401 and 429 without `X-Request-ID`
+ * (its 500 keeps it). A route names the statuses that go without the header.
+ */
+export function omitRequestIdOn(statuses: readonly number[]) {
+  return createMiddleware<AppEnv>(async (c, next) => {
+    c.set("requestIdHeaderOmittedOn", statuses);
+    await next();
+  });
+}

@@ -1,0 +1,89 @@
+import { spinner } from "@clack/prompts";
+import open from "open";
+import { callApi } from "../api-client.ts";
+import { masked, saveLogin } from "../credentials-store.ts";
+import { CliError, exitCodes } from "../exit-codes.ts";
+import { emit, type GlobalOptions } from "../output.ts";
+
+interface Started {
+  state: string;
+  user_code: string;
+  verification_url: string;
+  poll_interval_seconds: number;
+  expires_at: string;
+}
+
+type Polled =
+  | { status: "pending" | "expired" }
+  | { status: "complete"; token: string; expires_at: string; email: string };
+
+/**
+ * Device-style login: start a session, open the sign-in page (or print its URL and code when no browser can
+ * be opened), poll until signed in or expired, then store the login token (0600) for this service.
+ */
+export async function login(options: GlobalOptions & { browser: boolean }): Promise<void> {
+  const started = (await callApi<Started>(options.baseUrl, "POST", "/api/v1/cli/auth/start")).data;
+  const opened = options.browser ? await tryOpen(started.verification_url) : false;
+  const notice = `${opened ? "Opened" : "Open"} ${started.verification_url}\nand check that it shows the code ${started.user_code}.`;
+  // In --json mode stdout carries only the final document: the URL goes to stderr for a person or a script.
+  if (options.json)
+    process.stderr.write(
+      `${JSON.stringify({ verification_url: started.verification_url, user_code: started.user_code })}\n`,
+    );
+  else process.stdout.write(`${notice}\n`);
+
+  const spin = options.json ? undefined : spinner();
+  spin?.start("Waiting for you to sign in");
+  const deadline = new Date(started.expires_at).getTime() + 5_000;
+  try {
+    for (;;) {
+      const polled = (
+        await callApi<Polled>(
+          options.baseUrl,
+          "GET",
+          `/api/v1/cli/auth/poll?state=${encodeURIComponent(started.state)}`,
+        )
+      ).data;
+      if (polled.status === "complete") {
+        await saveLogin(options.baseUrl, {
+          token: polled.token,
+          email: polled.email,
+          expires_at: polled.expires_at,
+        });
+        spin?.stop(`Logged in as ${polled.email}`);
+        emit(
+          options,
+          { ok: true, email: polled.email, token: masked(polled.token), expires_at: polled.expires_at },
+          () =>
+            process.stdout.write(
+              `Login token ${masked(polled.token)} stored; it expires ${polled.expires_at}.\n`,
+            ),
+        );
+        return;
+      }
+      if (polled.status === "expired" || Date.now() > deadline) {
+        throw new CliError(
+          "The login session expired before sign-in. Run `login` again.",
+          exitCodes.incomplete,
+        );
+      }
+      await new Promise((resolve) => setTimeout(resolve, started.poll_interval_seconds * 1000));
+    }
+  } catch (error) {
+    spin?.error("Login not completed");
+    throw error;
+  }
+}
+
+async function tryOpen(url: string): Promise<boolean> {
+  try {
+    const child = await open(url, { wait: false });
+    return await new Promise<boolean>((resolve) => {
+      child.once("error", () => resolve(false));
+      child.once("spawn", () => resolve(true));
+      setTimeout(() => resolve(child.pid !== undefined), 500);
+    });
+  } catch {
+    return false;
+  }
+}

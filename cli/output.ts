@@ -1,0 +1,45 @@
+import { CliError, exitCodes } from "./exit-codes.ts";
+
+export interface GlobalOptions {
+  json?: boolean;
+  baseUrl: string;
+}
+
+/** `--json`: exactly one JSON document on stdout per command, success or failure; humans get text. */
+export function emit(options: GlobalOptions, json: unknown, human: () => void): void {
+  if (options.json) process.stdout.write(`${JSON.stringify(json, null, 2)}\n`);
+  else human();
+}
+
+export function fail(options: GlobalOptions, error: unknown): never {
+  const cliError =
+    error instanceof CliError
+      ? error
+      : new CliError(`Unexpected error: ${(error as Error)?.message ?? String(error)}`, exitCodes.failure);
+  if (options.json) {
+    process.stdout.write(
+      `${JSON.stringify(
+        {
+          ok: false,
+          error: {
+            message: cliError.message,
+            exit_code: cliError.exitCode,
+            ...(cliError.details.status ? { status: cliError.details.status } : {}),
+            ...(cliError.details.code ? { code: cliError.details.code } : {}),
+            ...(cliError.details.hint ? { hint: cliError.details.hint } : {}),
+            ...(cliError.details.requestId ? { request_id: cliError.details.requestId } : {}),
+          },
+        },
+        null,
+        2,
+      )}\n`,
+    );
+  } else {
+    process.stderr.write(`Error: ${cliError.message}\n`);
+    if (cliError.details.hint) process.stderr.write(`Hint: ${cliError.details.hint}\n`);
+    if (cliError.details.requestId && cliError.details.status && cliError.details.status >= 500) {
+      process.stderr.write(`Request id: ${cliError.details.requestId}\n`);
+    }
+  }
+  process.exit(cliError.exitCode);
+}

@@ -1,0 +1,44 @@
+import { appendFile, readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+
+/** The file `init` writes in the project folder: the program id and its API key (keep it out of git). */
+export const projectConfigFile = ".affiliate-tracking.json";
+
+export interface ProjectConfig {
+  base_url: string;
+  program_id: number;
+  api_key: string;
+}
+
+export function projectConfigPath(folder = process.cwd()): string {
+  return join(folder, projectConfigFile);
+}
+
+export async function readProjectConfig(folder = process.cwd()): Promise<ProjectConfig | undefined> {
+  try {
+    return JSON.parse(await readFile(projectConfigPath(folder), "utf8")) as ProjectConfig;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Writes the config with mode 0600 and, when the folder has a `.gitignore` that does not name the file,
+ * adds it there, so the key is not committed by accident. Returns whether `.gitignore` was changed.
+ */
+export async function writeProjectConfig(config: ProjectConfig, folder = process.cwd()): Promise<boolean> {
+  await writeFile(projectConfigPath(folder), `${JSON.stringify(config, null, 2)}\n`, { mode: 0o600 });
+  const gitignore = join(folder, ".gitignore");
+  let existing: string;
+  try {
+    existing = await readFile(gitignore, "utf8");
+  } catch {
+    return false;
+  }
+  if (existing.split(/\r?\n/).some((line) => line.trim() === projectConfigFile)) return false;
+  await appendFile(
+    gitignore,
+    `${existing.endsWith("\n") || existing === "" ? "" : "\n"}${projectConfigFile}\n`,
+  );
+  return true;
+}

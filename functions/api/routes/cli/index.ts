@@ -1,0 +1,24 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import type { AppEnv } from "../../../../lib/http/app-env.ts";
+import { registerAuthCallback } from "./auth-callback.ts";
+import { registerAuthLogout } from "./auth-logout.ts";
+import { registerAuthPoll } from "./auth-poll.ts";
+import { registerAuthStart } from "./auth-start.ts";
+import { registerInit } from "./init.ts";
+import { registerPrograms } from "./programs.ts";
+import { registerStatus } from "./status.ts";
+import { registerStripeConnect } from "./stripe-connect.ts";
+import { registerTestEvent } from "./test-event.ts";
+
+/** The command-line tool's routes (`/api/v1/cli/*`, spec section 4). */
+export function registerCli(app: OpenAPIHono<AppEnv>): void {
+  registerAuthStart(app);
+  registerAuthCallback(app);
+  registerAuthPoll(app);
+  registerAuthLogout(app);
+  registerInit(app);
+  registerPrograms(app);
+  registerStatus(app);
+  registerTestEvent(app);
+  registerStripeConnect(app);
+}

@@ -1,0 +1,130 @@
+import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import { sha256Hex } from "../../../../lib/auth/api-keys.ts";
+import { parseBearer } from "../../../../lib/auth/bearer.ts";
+import { type InitRefusal, initProgram } from "../../../../lib/cli/init-program.ts";
+import { initTokenMessages, loginTokenError } from "../../../../lib/cli/login-token-messages.ts";
+import { type ApiError, platformError } from "../../../../lib/errors/api-error.ts";
+import {
+  okResponse,
+  payloadTooLargeResponse,
+  platformErrorResponse,
+  rateLimitedResponse,
+} from "../../../../lib/errors/openapi-responses.ts";
+import type { AppEnv } from "../../../../lib/http/app-env.ts";
+import { limitBody } from "../../../../lib/http/body-limit.ts";
+import { cliErrorPolicy } from "../../../../lib/http/cli-error-policy.ts";
+import { rateLimit } from "../../../../lib/ratelimit/middleware.ts";
+import { rateLimits } from "../../../../lib/ratelimit/policies.ts";
+
+// The rules (and their exact messages) are judged by the program rules, so the schema accepts any shape.
+const InitRequestSchema = z
+  .object({
+    name: z.unknown().optional().openapi({ type: "string" }),
+    domain: z.unknown().optional().openapi({ type: "string", example: "shop.example.com" }),
+    commission_type: z
+      .unknown()
+      .optional()
+      .openapi({ type: "string", enum: ["percent", "fixed", "recurring_percent", "recurring_fixed"] }),
+    commission_rate: z
+      .unknown()
+      .optional()
+      .openapi({ type: "number", description: "At most 100 for percent types" }),
+    duration_months: z
+      .unknown()
+      .optional()
+      .openapi({ type: "integer", description: "0 = lifetime (default)" }),
+    cookie_duration: z
+      .unknown()
+      .optional()
+      .openapi({ type: "integer", description: "Days, 1 to 365 (default 60)" }),
+    advertiser_id: z.unknown().optional().openapi({ type: "integer", description: "Best left out" }),
+  })
+  .openapi("CliInitRequest");
+
+const InitResponseSchema = z
+  .object({
+    success: z.literal(true),
+    data: z.object({
+      program: z.object({
+        id: z.number().int(),
+        workspace_id: z.number().int(),
+        name: z.string(),
+        domain: z.string(),
+        commission_type: z.string(),
+        commission_rate: z.number(),
+        duration_months: z.number().int(),
+        cookie_duration: z.number().int(),
+      }),
+      api_key: z.string().openapi({ description: "The live key, shown this once" }),
+      test_api_key: z.string().openapi({ description: "The test key, shown this once" }),
+    }),
+  })
+  .openapi("CliInitResponse");
+
+export const initRoute = createRoute({
+  method: "post",
+  path: "/api/v1/cli/init",
+  tags: ["Command line"],
+  summary: "Create a program in the logged-in person's workspace",
+  description:
+    "Bearer login token. Creates the program with a live and a test API key, shown in this answer only. " +
+    "Rate limit 60 per minute per token. On a 500, list the programs before retrying.",
+  security: [{ bearerAuth: [] }],
+  request: { body: { required: true, content: { "application/json": { schema: InitRequestSchema } } } },
+  responses: {
+    200: okResponse("The program and its keys", InitResponseSchema),
+    400: platformErrorResponse("A field breaks a rule of the init table"),
+    401: platformErrorResponse(
+      "Authentication required; Invalid or expired token; User not found (each with how to log in)",
+    ),
+    403: platformErrorResponse(
+      "No advertiser found for this account; advertiser_id does not match the authenticated account",
+    ),
+    413: payloadTooLargeResponse,
+    429: rateLimitedResponse,
+    500: platformErrorResponse("Failed to create program (request_id: <id>)"),
+  },
+});
+
+function refusalError(refusal: InitRefusal): ApiError {
+  if (refusal.kind === "token") return loginTokenError(initTokenMessages, refusal.reason);
+  if (refusal.kind === "field") return platformError(400, refusal.message);
+  return refusal.reason === "no_advertiser"
+    ? platformError(403, "No advertiser found for this account")
+    : platformError(403, "advertiser_id does not match the authenticated account");
+}
+
+export function registerInit(app: OpenAPIHono<AppEnv>): void {
+  app.use(initRoute.path, cliErrorPolicy("Failed to create program"), limitBody(), rateLimit(rateLimits.cli));
+  app.openapi(initRoute, async (c) => {
+    const header = parseBearer(c.req.header("Authorization"));
+    if (header.kind !== "token") throw loginTokenError(initTokenMessages, "missing");
+    const { db, clock } = c.get("deps");
+    const tokenHash = await sha256Hex(header.token);
+    const result = await initProgram(db, clock.now(), { header, tokenHash, body: c.req.valid("json") });
+    if (result.outcome === "refused") throw refusalError(result.refusal);
+    c.set("authenticatedKeyHash", tokenHash);
+    c.get("log").info("cli program created", { program_id: result.programId });
+    const f = result.fields;
+    return c.json(
+      {
+        success: true as const,
+        data: {
+          program: {
+            id: result.programId,
+            workspace_id: result.workspaceId,
+            name: f.name,
+            domain: f.domain,
+            commission_type: f.commissionType,
+            commission_rate: Number(f.commissionRate),
+            duration_months: f.durationMonths,
+            cookie_duration: f.attributionWindowDays,
+          },
+          api_key: result.apiKey,
+          test_api_key: result.testApiKey,
+        },
+      },
+      200,
+    );
+  });
+}

@@ -1,0 +1,72 @@
+import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
+import { sha256Hex } from "../../../../lib/auth/api-keys.ts";
+import { parseBearer } from "../../../../lib/auth/bearer.ts";
+import { requireBearer } from "../../../../lib/auth/require-bearer.ts";
+import { keyRotationNotice } from "../../../../lib/auth/rotation-notice.ts";
+import { StatusResponseSchema } from "../../../../lib/cli/cli-schemas.ts";
+import { getStatus } from "../../../../lib/cli/get-status.ts";
+import { cliKeyMessages } from "../../../../lib/cli/program-key-auth.ts";
+import {
+  okResponse,
+  platformErrorResponse,
+  rateLimitedResponse,
+} from "../../../../lib/errors/openapi-responses.ts";
+import type { AppEnv } from "../../../../lib/http/app-env.ts";
+import { cliErrorPolicy } from "../../../../lib/http/cli-error-policy.ts";
+import { omitRequestIdOn } from "../../../../lib/http/request-id.ts";
+import { rateLimit } from "../../../../lib/ratelimit/middleware.ts";
+import { rateLimits } from "../../../../lib/ratelimit/policies.ts";
+
+export const statusRoute = createRoute({
+  method: "get",
+  path: "/api/v1/cli/status",
+  tags: ["Command line"],
+  summary: "The program's integration status",
+  description:
+    "Bearer program API key. Which of click, lead and sale have reached the service (live, or as test " +
+    "events; a test lead counts only when sent with the program key), whether the integration is verified, " +
+    "and the next step. Rate limit 60 per minute per key. Its 200, 401 and 429 carry no `X-Request-ID`.",
+  security: [{ bearerAuth: [] }],
+  responses: {
+    200: okResponse("Integration status", StatusResponseSchema),
+    401: platformErrorResponse(
+      "Missing or malformed header, missing token, invalid key; or a retired key (typed, `api_key_rotation_required`)",
+    ),
+    429: rateLimitedResponse,
+    500: platformErrorResponse("Failed to get status (request_id: <id>)"),
+  },
+});
+
+export function registerStatus(app: OpenAPIHono<AppEnv>): void {
+  app.use(
+    statusRoute.path,
+    omitRequestIdOn([200, 401, 429]),
+    cliErrorPolicy("Failed to get status"),
+    rateLimit(rateLimits.cli),
+    keyRotationNotice,
+    requireBearer(cliKeyMessages),
+  );
+  app.openapi(statusRoute, async (c) => {
+    const { db, clock, config } = c.get("deps");
+    const header = parseBearer(c.req.header("Authorization"));
+    const keyHash = header.kind === "token" ? await sha256Hex(header.token) : "";
+    const result = await getStatus(db, { header, keyHash, now: clock.now(), docsUrl: config.docsUrl });
+    if (result.outcome === "refused") throw result.error;
+    c.set("authenticatedKeyHash", keyHash);
+    c.set("keyRotation", result.rotation ?? undefined);
+    const { program, verified, steps, next_step } = result.status;
+    return c.json(
+      {
+        success: true as const,
+        data: {
+          program,
+          key_mode: result.isTestKey ? ("test" as const) : ("live" as const),
+          verified,
+          steps,
+          next_step,
+        },
+      },
+      200,
+    );
+  });
+}

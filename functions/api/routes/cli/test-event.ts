@@ -1,0 +1,168 @@
+import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import { sha256Hex } from "../../../../lib/auth/api-keys.ts";
+import { parseBearer } from "../../../../lib/auth/bearer.ts";
+import { requireBearer } from "../../../../lib/auth/require-bearer.ts";
+import { keyRotationNotice } from "../../../../lib/auth/rotation-notice.ts";
+import { TestEventRequestSchema, TestEventResponseSchema } from "../../../../lib/cli/cli-schemas.ts";
+import { cliKeyMessages } from "../../../../lib/cli/program-key-auth.ts";
+import {
+  runTestEvent,
+  type TestEventRequest,
+  type TestEventType,
+  testEventTypes,
+} from "../../../../lib/cli/test-events/run-test-event.ts";
+import type { TrackingCalls } from "../../../../lib/cli/test-events/tracking-calls.ts";
+import { badRequest, typedError } from "../../../../lib/errors/api-error.ts";
+import {
+  okResponse,
+  payloadTooLargeResponse,
+  platformErrorResponse,
+  rateLimitedResponse,
+} from "../../../../lib/errors/openapi-responses.ts";
+import type { AppEnv } from "../../../../lib/http/app-env.ts";
+import { limitBody } from "../../../../lib/http/body-limit.ts";
+import { cliErrorPolicy, cliFailurePolicy } from "../../../../lib/http/cli-error-policy.ts";
+import { clientIp } from "../../../../lib/http/client-ip.ts";
+import { rateLimit } from "../../../../lib/ratelimit/middleware.ts";
+import { rateLimits } from "../../../../lib/ratelimit/policies.ts";
+
+export const testEventRoute = createRoute({
+  method: "post",
+  path: "/api/v1/cli/test-event",
+  tags: ["Command line"],
+  summary: "Record a test click, lead or sale, or run the synthetic click -> lead -> sale chain",
+  description:
+    "Bearer program API key. `event_type` (`click`, `lead`, `sale`) records one test event through the " +
+    "tracking endpoint with the key (it counts toward integration verification); `type: chain` runs the " +
+    "three in order on the program's verification fixtures and reports each step. At most 10 chains per " +
+    "program per hour (429 `rate_limited`, checked after the fixtures were refreshed). Rate limit 60 per " +
+    "minute per key.",
+  security: [{ bearerAuth: [] }],
+  request: { body: { required: true, content: { "application/json": { schema: TestEventRequestSchema } } } },
+  responses: {
+    200: okResponse("The test event's step, or every step of the chain", TestEventResponseSchema),
+    400: platformErrorResponse("Invalid event_type: <value>. Valid: click, lead, sale"),
+    401: platformErrorResponse(
+      "Missing or malformed header, missing token, invalid key; or a retired key (typed, `api_key_rotation_required`)",
+    ),
+    413: payloadTooLargeResponse,
+    429: rateLimitedResponse,
+    500: platformErrorResponse(
+      "Failed to run synthetic chain (request_id: <id>); Failed to process test event (request_id: <id>)",
+    ),
+  },
+});
+
+function requested(body: { event_type?: unknown; type?: unknown }): TestEventRequest {
+  if (body.type === "chain") return { kind: "chain" };
+  const type = body.event_type;
+  if (typeof type === "string" && (testEventTypes as readonly string[]).includes(type)) {
+    return { kind: "event", eventType: type as TestEventType };
+  }
+  throw badRequest(`Invalid event_type: ${String(type)}. Valid: click, lead, sale`);
+}
+
+/**
+ * Test events go through the worker's own tracking routes, in-process: the exact code (validation,
+ * attribution, test flags, verification counting) a brand's backend reaches, with the caller's key and IP.
+ */
+function inProcessTracking(app: OpenAPIHono<AppEnv>, c: Context<AppEnv>): TrackingCalls {
+  return {
+    async post(path, body) {
+      const response = await app.request(
+        path,
+        {
+          method: "POST",
+          headers: {
+            "Content-Type": "application/json",
+            Authorization: c.req.header("Authorization") ?? "",
+            "CF-Connecting-IP": clientIp(c),
+            "X-Request-ID": c.get("requestId"),
+          },
+          body: JSON.stringify(body),
+        },
+        c.env,
+        c.executionCtx,
+      );
+      const text = await response.text();
+      return { status: response.status, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
+    },
+  };
+}
+
+export function registerTestEvent(app: OpenAPIHono<AppEnv>): void {
+  app.use(
+    testEventRoute.path,
+    cliErrorPolicy("Failed to process test event"),
+    limitBody(),
+    rateLimit(rateLimits.cli),
+    keyRotationNotice,
+    requireBearer(cliKeyMessages),
+  );
+  app.openapi(testEventRoute, async (c) => {
+    const request = requested(c.req.valid("json"));
+    const { db, clock, config } = c.get("deps");
+    // A chain's 500 has its own message (spec section 7).
+    if (request.kind === "chain")
+      c.set("errorPolicy", cliFailurePolicy("Failed to run synthetic chain", c.get("requestId")));
+    const header = parseBearer(c.req.header("Authorization"));
+    const keyHash = header.kind === "token" ? await sha256Hex(header.token) : "";
+    const result = await runTestEvent(db, inProcessTracking(app, c), {
+      header,
+      keyHash,
+      now: clock.now(),
+      docsUrl: config.docsUrl,
+      request,
+    });
+    if (result.outcome === "refused") throw result.error;
+    c.set("authenticatedKeyHash", keyHash);
+    c.set("keyRotation", result.rotation ?? undefined);
+    const log = c.get("log");
+    if (result.outcome === "chain_capped") {
+      log.info("synthetic chain capped");
+      const refused = typedError(429, "rate_limited", "Too many synthetic chains (max 10/program/hour).", {
+        status: 429,
+        retry_after_seconds: result.retryAfterSeconds,
+      });
+      c.header("Retry-After", String(result.retryAfterSeconds));
+      throw refused;
+    }
+    if (result.outcome === "event") {
+      log.info("cli test event", {
+        step: result.report.step,
+        status: result.report.status,
+        program_id: result.programId,
+      });
+      if (result.report.status >= 500) throw new Error(`test ${result.report.step} failed`);
+      return c.json(
+        {
+          success: true as const,
+          data: {
+            type: "event" as const,
+            program_id: result.programId,
+            test_mode: true as const,
+            step: result.report,
+          },
+        },
+        200,
+      );
+    }
+    const ok = result.steps.length === testEventTypes.length && result.steps.every((step) => step.ok);
+    log.info("synthetic chain", { ok, steps: result.steps.length, program_id: result.programId });
+    if (result.steps.some((step) => step.status >= 500)) throw new Error("synthetic chain step failed");
+    return c.json(
+      {
+        success: true as const,
+        data: {
+          type: "chain" as const,
+          program_id: result.programId,
+          test_mode: true as const,
+          ok,
+          steps: result.steps,
+        },
+      },
+      200,
+    );
+  });
+}

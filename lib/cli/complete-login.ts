@@ -1,0 +1,74 @@
+import { and, eq, gt } from "drizzle-orm";
+import { cliLoginSessions } from "../../schema/cli-login.ts";
+import { sha256Hex } from "../auth/api-keys.ts";
+import type { Clock } from "../clock.ts";
+import type { Config } from "../config/env.ts";
+import type { Database } from "../db/client.ts";
+import type { PersonRefusal } from "../identity/identity-errors.ts";
+import { issuerKeys } from "../identity/issuer-keys.ts";
+import { resolvePerson } from "../identity/resolve-person.ts";
+import { type IdTokenVerdict, verifyIdToken } from "../identity/verify-id-token.ts";
+
+export type CompleteLoginResult =
+  | {
+      outcome: "refused";
+      reason: "session_not_found" | "session_expired" | "invalid_id_token" | PersonRefusal;
+    }
+  | { outcome: "completed"; userCode: string };
+
+/**
+ * `auth/callback`: the sign-in page hands over the session's state and the provider's ID token. The
+ * session must exist, be unused and younger than 5 minutes; the token must verify (signature, issuer,
+ * audience, age); the person is resolved as every sign-in does (unverified email refused first, then a
+ * blocked account); then the session is bound to the person in one guarded update (pending -> completed),
+ * so a state can be used once even when two callbacks race.
+ */
+export async function completeLogin(
+  db: Database,
+  clock: Clock,
+  config: Config,
+  input: { state: string; idToken: string },
+): Promise<CompleteLoginResult> {
+  if (!config.identity) throw new Error("no OpenID provider configured (OIDC_ISSUER, OIDC_CLIENT_ID)");
+  const identity = config.identity;
+  const now = clock.now();
+  const stateHash = await sha256Hex(input.state);
+  const [session] = await db
+    .select({
+      id: cliLoginSessions.id,
+      status: cliLoginSessions.status,
+      expiresAt: cliLoginSessions.expiresAt,
+      userCode: cliLoginSessions.userCode,
+    })
+    .from(cliLoginSessions)
+    .where(eq(cliLoginSessions.stateHash, stateHash));
+  if (session?.status !== "pending") return { outcome: "refused", reason: "session_not_found" };
+  if (session.expiresAt.getTime() <= now.getTime()) return { outcome: "refused", reason: "session_expired" };
+
+  const keys = await issuerKeys(identity);
+  // The sign-in page may be the dashboard's (its client) or the tool's own loopback flow (the CLI client).
+  const audiences = [identity.clientId, ...(config.cliClientId ? [config.cliClientId] : [])];
+  let verdict: IdTokenVerdict = { ok: false, reason: "invalid_id_token" };
+  for (const audience of audiences) {
+    verdict = await verifyIdToken(input.idToken, { issuer: identity.issuer, audience, keys, now });
+    if (verdict.ok) break;
+  }
+  if (!verdict.ok) return { outcome: "refused", reason: "invalid_id_token" };
+
+  const person = await resolvePerson(db, verdict.claims);
+  if (!person.ok) return { outcome: "refused", reason: person.reason };
+
+  const bound = await db
+    .update(cliLoginSessions)
+    .set({ status: "completed", userId: person.userId, completedAt: now })
+    .where(
+      and(
+        eq(cliLoginSessions.id, session.id),
+        eq(cliLoginSessions.status, "pending"),
+        gt(cliLoginSessions.expiresAt, now),
+      ),
+    )
+    .returning({ id: cliLoginSessions.id });
+  if (bound.length === 0) return { outcome: "refused", reason: "session_not_found" };
+  return { outcome: "completed", userCode: session.userCode };
+}

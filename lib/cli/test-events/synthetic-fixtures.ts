@@ -1,0 +1,93 @@
+import { sql } from "drizzle-orm";
+import { cliSyntheticChains } from "../../../schema/cli-login.ts";
+import { partners, programPartners, referralLinks } from "../../../schema/partners.ts";
+import { programs } from "../../../schema/programs.ts";
+import type { Database } from "../../db/client.ts";
+
+/** Spec section 8: at most 10 synthetic chains per program per hour. */
+export const chainCapPerHour = 10;
+const hourMs = 60 * 60 * 1000;
+/** Namespace of the advisory lock that serialises chain starts of one program. */
+const chainLockNamespace = 724_011;
+
+export interface Fixtures {
+  domain: string;
+  linkCode: string;
+}
+
+export type ChainSlot = { granted: true } | { granted: false; retryAfterSeconds: number };
+
+/**
+ * The program's verification fixtures: a partner, its membership and a referral link only test events
+ * use, created on first use and refreshed (re-activated) after, so a test click always has a working
+ * link. A link code taken by another program is never touched (the refresh is guarded by program).
+ */
+function ensureFixtures(db: Database, programId: number) {
+  const email = `synthetic-verification+p${programId}@fixtures.invalid`;
+  const code = `synthetic-verify-p${programId}`;
+  return db.execute(sql`
+    with inserted as (
+      insert into ${partners} (name, email) values ('Synthetic verification partner', ${email})
+      on conflict do nothing returning id
+    ), partner as (
+      select id from inserted
+      union all select ${partners.id} from ${partners} where lower(${partners.email}) = ${email}
+      limit 1
+    ), membership as (
+      insert into ${programPartners} (program_id, partner_id) select ${programId}, id from partner
+      on conflict (program_id, partner_id) do update set status = 'active'
+    ), link as (
+      insert into ${referralLinks} (program_id, partner_id, short_link) select ${programId}, id, ${code} from partner
+      on conflict (short_link) do update set is_active = true, disabled_at = null, partner_id = excluded.partner_id
+      where ${referralLinks.programId} = excluded.program_id
+      returning short_link
+    )
+    select (select short_link from link) as link_code,
+           (select ${programs.domain} from ${programs} where ${programs.id} = ${programId}) as domain`);
+}
+
+/**
+ * One round trip, one transaction: refresh the fixtures, then take a chain slot if fewer than 10 chains
+ * started in the last hour. The advisory lock makes two concurrent starts count one after the other, so
+ * the cap holds under races. The fixtures are refreshed even when the cap refuses (as the spec allows).
+ */
+export async function prepareChain(
+  db: Database,
+  programId: number,
+  now: Date,
+  options: { takeChainSlot: boolean },
+): Promise<{ fixtures: Fixtures; slot: ChainSlot }> {
+  const since = new Date(now.getTime() - hourMs).toISOString();
+  const fixtures = ensureFixtures(db, programId);
+  if (!options.takeChainSlot) {
+    const [rows] = await db.batch([fixtures]);
+    return { fixtures: fixturesFrom(rows.rows[0]), slot: { granted: true } };
+  }
+  const [, fixtureRows, windowRows, inserted] = await db.batch([
+    db.execute(sql`select pg_advisory_xact_lock(${chainLockNamespace}, ${programId})`),
+    fixtures,
+    db.execute(sql`
+      select count(*)::int as started, min(${cliSyntheticChains.startedAt}) as oldest from ${cliSyntheticChains}
+      where ${cliSyntheticChains.programId} = ${programId} and ${cliSyntheticChains.startedAt} > ${since}::timestamptz`),
+    db.execute(sql`
+      insert into ${cliSyntheticChains} (program_id, started_at)
+      select ${programId}, ${now.toISOString()}::timestamptz
+      where (select count(*) from ${cliSyntheticChains}
+             where ${cliSyntheticChains.programId} = ${programId}
+               and ${cliSyntheticChains.startedAt} > ${since}::timestamptz) < ${chainCapPerHour}
+      returning id`),
+  ]);
+  const result = { fixtures: fixturesFrom(fixtureRows.rows[0]) };
+  if (inserted.rows.length > 0) return { ...result, slot: { granted: true } };
+  const oldest = windowRows.rows[0]?.oldest;
+  const freeAt = oldest ? new Date(String(oldest)).getTime() + hourMs : now.getTime() + hourMs;
+  return {
+    ...result,
+    slot: { granted: false, retryAfterSeconds: Math.max(1, Math.ceil((freeAt - now.getTime()) / 1000)) },
+  };
+}
+
+function fixturesFrom(row: Record<string, unknown> | undefined): Fixtures {
+  if (!row?.link_code || !row.domain) throw new Error("verification fixtures could not be prepared");
+  return { linkCode: String(row.link_code), domain: String(row.domain) };
+}

@@ -1,0 +1,84 @@
+import { describe, expect, inject, it } from "vitest";
+import { cli } from "./cli-harness.ts";
+import { unique } from "./harness.ts";
+import { obtainIdToken } from "./oidc-sign-in.ts";
+
+const oidc = inject("oidc");
+
+describe("command-line login end to end against the local OpenID provider", () => {
+  it("start, sign in at the provider, callback, one poll for the token, init, programs; a second poll is refused", async () => {
+    const email = `${unique("new-dev")}@brand.example`;
+    const started = await cli("POST", "/api/v1/cli/auth/start");
+    const { state, user_code } = started.body.data as { state: string; user_code: string };
+    expect((await cli("GET", `/api/v1/cli/auth/poll?state=${state}`)).body).toEqual({
+      success: true,
+      data: { status: "pending" },
+    });
+
+    // The browser step: the provider's own sign-in page and interaction endpoints, a real signed ID token.
+    const idToken = await obtainIdToken(
+      { issuer: oidc.issuer, clientId: oidc.cliClientId, redirectUri: "http://127.0.0.1:53682/callback" },
+      { email, verified: true },
+    );
+    const callback = await cli("POST", "/api/v1/cli/auth/callback", { body: { state, id_token: idToken } });
+    expect(callback.status).toBe(200);
+    expect(callback.body).toEqual({ success: true, data: { status: "completed", user_code } });
+    // The state is used once.
+    const again = await cli("POST", "/api/v1/cli/auth/callback", { body: { state, id_token: idToken } });
+    expect(again.status).toBe(404);
+
+    const polled = await cli("GET", `/api/v1/cli/auth/poll?state=${state}`);
+    const data = polled.body.data as { status: string; token: string; email: string };
+    expect(data).toMatchObject({ status: "complete", email });
+    expect((await cli("GET", `/api/v1/cli/auth/poll?state=${state}`)).body).toMatchObject({
+      error: { status: 400, message: "Session already consumed" },
+    });
+
+    // The first sign-in provisioned a workspace: init creates a program there, programs lists it.
+    expect((await cli("GET", "/api/v1/cli/programs", { token: data.token })).body).toEqual({
+      success: true,
+      data: { programs: [] },
+    });
+    const created = await cli("POST", "/api/v1/cli/init", {
+      token: data.token,
+      body: {
+        name: "Acme",
+        domain: "https://Acme.example/pricing",
+        commission_type: "recurring_percent",
+        commission_rate: 25,
+        duration_months: 12,
+        cookie_duration: 30,
+      },
+    });
+    expect(created.status).toBe(200);
+    const program = created.body.data as {
+      program: Record<string, unknown>;
+      api_key: string;
+      test_api_key: string;
+    };
+    expect(program.program).toMatchObject({
+      name: "Acme",
+      domain: "acme.example",
+      commission_type: "recurring_percent",
+      commission_rate: 25,
+      duration_months: 12,
+      cookie_duration: 30,
+    });
+    expect(program.api_key).toMatch(/^sk_live_/);
+    expect(program.test_api_key).toMatch(/^sk_test_/);
+    const listed = await cli("GET", "/api/v1/cli/programs", { token: data.token });
+    expect((listed.body.data as { programs: { id: number }[] }).programs.map((p) => p.id)).toEqual([
+      program.program.id,
+    ]);
+    // The new key works on status at once.
+    expect((await cli("GET", "/api/v1/cli/status", { token: program.api_key })).body).toMatchObject({
+      data: { program: { id: program.program.id }, verified: false },
+    });
+
+    // Logout revokes the token: programs refuses it afterwards.
+    await cli("POST", "/api/v1/cli/auth/logout", { token: data.token });
+    expect((await cli("GET", "/api/v1/cli/programs", { token: data.token })).body).toMatchObject({
+      error: { status: 401, message: "Invalid or expired token" },
+    });
+  });
+});
