@@ -55,7 +55,9 @@ const json = (run: Run): any => JSON.parse(run.stdout);
 
 /** Cookie value (name=value) from a response's Set-Cookie lines. */
 function cookie(response: Response, name: string): string {
-  for (const line of response.headers.getSetCookie()) {
+  // Node's fetch has getSetCookie; the workers' type definitions (this project's lib) do not declare it.
+  const headers = response.headers as Headers & { getSetCookie(): string[] };
+  for (const line of headers.getSetCookie()) {
     const [pair] = line.split(";");
     if (pair?.startsWith(`${name}=`)) return pair;
   }
