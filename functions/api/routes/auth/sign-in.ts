@@ -40,6 +40,8 @@ export const signInRoute = createRoute({
   method: "get",
   path: "/api/v1/auth/sign-in",
   tags: ["Sign-in"],
+  // Credential: none; the browser is signing in.
+  security: [],
   summary: "Start a dashboard sign-in at the OpenID Connect provider",
   description:
     "Redirects the browser to the configured provider (authorization code flow with state, nonce and PKCE). " +
@@ -55,6 +57,8 @@ export const callbackRoute = createRoute({
   method: "get",
   path: SIGN_IN_CALLBACK_PATH,
   tags: ["Sign-in"],
+  // Credential: none; the state cookie ties the callback to the browser that started.
+  security: [],
   summary: "The provider's redirect back: exchanges the code and signs the person in",
   description:
     "Sets the dashboard sign-in cookie (`__Host-affiliate_session`, HttpOnly, Secure, SameSite=Lax) and " +
