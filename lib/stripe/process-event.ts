@@ -1,10 +1,12 @@
 import { sql } from "drizzle-orm";
 import type { Database } from "../db/client.ts";
 import { withConflictRetry } from "../db/errors.ts";
+import { rootLogger } from "../log.ts";
 import type { NotificationMessage } from "../notifications/message.ts";
 import { applyRefund, refundConflictConstraint } from "../refunds/apply-refund.ts";
+import { paymentNamespace, saleIdConstraint } from "../sales/payment-namespace.ts";
+import { writeSaleWithFallback } from "../sales/record-sale.ts";
 import { isPlausibleEmail, type StoredEmail, storedEmail } from "../tracking/email.ts";
-import { writeSale } from "../tracking/sale/sale-store.ts";
 import {
   decideCustomerBinding,
   decideProviderSale,
@@ -38,8 +40,6 @@ import {
   resolveKeptPayment,
   writeCustomerBinding,
 } from "./subscription-checkout-store.ts";
-
-const saleUniqueConstraint = "affiliate_sale_events_processor_event_id_unique";
 
 export interface Processed {
   /** Stored on the event row and answered to the provider. */
@@ -91,6 +91,7 @@ export async function processPayment(
         const facts = await readProviderSaleFacts(db, {
           programId: ids.programId,
           paymentIds,
+          namespace: paymentNamespace(!payment.livemode, ids.programId),
           productId: payment.productId,
           clickId: payment.metadata.clickId,
           clientReferenceId: payment.clientReferenceId,
@@ -100,10 +101,16 @@ export async function processPayment(
         });
         const decision = decideProviderSale(payment, facts, email, { eventId: ids.eventId, now });
         if (decision.outcome !== "record") return { decision, saleId: null, commissionId: null };
-        const written = await writeSale(db, decision.decision, now, { aliases: payment.aliases });
+        const written = await writeSaleWithFallback(
+          db,
+          decision.decision,
+          now,
+          rootLogger.with({ event_id: ids.eventId }),
+          payment.aliases,
+        );
         return { decision, saleId: written.saleId, commissionId: written.commissionId };
       },
-      { retryOnConstraints: [saleUniqueConstraint] },
+      { retryOnConstraints: [saleIdConstraint] },
     );
 
   let result = await attempt();
@@ -278,13 +285,22 @@ export async function processInvoicePayment(
     payment_ids: invoicePayment.paymentIds,
   };
   const allIds = [invoicePayment.invoiceId, ...invoicePayment.paymentIds];
+  const namespace = paymentNamespace(!invoicePayment.livemode, ids.programId);
+  let linkedHere = false;
   for (let look = 1; ; look++) {
     const facts = await readInvoicePaymentFacts(db, ids.programId, invoicePayment);
     const decision = decideInvoicePayment(invoicePayment, facts);
     switch (decision.action) {
       case "keep":
         if (look === 1) {
-          await writeAliases(db, ids.programId, invoicePayment.invoiceId, invoicePayment.paymentIds, null);
+          await writeAliases(
+            db,
+            ids.programId,
+            namespace,
+            invoicePayment.invoiceId,
+            invoicePayment.paymentIds,
+            null,
+          );
           continue;
         }
         log("info", "invoice payment kept until the invoice is recorded", fields);
@@ -293,12 +309,16 @@ export async function processInvoicePayment(
       case "already_linked": {
         const { sale } = decision;
         if (decision.action === "link") {
-          await writeAliases(db, ids.programId, decision.paymentId, decision.aliases, sale.id);
+          await writeAliases(db, ids.programId, namespace, decision.paymentId, decision.aliases, sale.id);
+          // Write, then look again: a sale written meanwhile under one of the aliases (its id is in the
+          // same index, so the alias did not land) is a duplicate of this one, seen by the next look.
+          linkedHere = true;
+          if (look < 3) continue;
         }
         if (sale.source === "stripe") await applyPending(db, ids.programId, sale.id, allIds, now, outbox);
         log("info", "invoice payment linked", { ...fields, sale_id: sale.id, source: sale.source });
         return {
-          outcome: decision.action === "link" ? "linked" : "already_linked",
+          outcome: linkedHere ? "linked" : "already_linked",
           detail: { sale_id: sale.id, recorded_by: sale.source === "api" ? "sale endpoint" : "events" },
         };
       }
@@ -380,6 +400,7 @@ export async function processSubscriptionCheckout(
     const facts = await readProviderSaleFacts(db, {
       programId: ids.programId,
       paymentIds: [],
+      namespace: paymentNamespace(!checkout.livemode, ids.programId),
       productId: null,
       clickId: checkout.metadata.clickId,
       clientReferenceId: checkout.clientReferenceId,

@@ -1,6 +1,7 @@
 import { type SQL, sql } from "drizzle-orm";
 import type { Database } from "../db/client.ts";
 import { withConflictRetry } from "../db/errors.ts";
+import { textList } from "../db/sql-lists.ts";
 import { divideRoundHalfUp } from "../money.ts";
 import type { NotificationMessage } from "../notifications/message.ts";
 import {
@@ -11,8 +12,8 @@ import {
 } from "../refunds/apply-refund.ts";
 import type { RefundFacts, RefundIntent } from "../refunds/decide-refund.ts";
 import { refundFactsColumns, refundFactsFromRow } from "../refunds/refund-store.ts";
+import { type PaymentNamespace, paymentNamespace } from "../sales/payment-namespace.ts";
 import type { ProviderReversal } from "./provider-events.ts";
-import { textList } from "./provider-sale-store.ts";
 
 interface ReversalRead {
   /** The sale this provider payment recorded (source `stripe`), with its commission and refunds. */
@@ -21,21 +22,17 @@ interface ReversalRead {
   apiSale: boolean;
 }
 
-const idList = (ids: string[]) =>
-  sql.join(
-    ids.map((id) => sql`${id}::text`),
-    sql`, `,
-  );
-
 /**
  * Where a reversal's sale is: recorded under one of the payment ids the charge names, or the sale a
  * payment alias of one of them points to (an invoice keyed by its invoice id, whose PaymentIntent
  * `invoice_payment.paid` named).
  */
-export function reversalTarget(paymentIds: readonly string[]): SQL {
+export function reversalTarget(paymentIds: readonly string[], namespace: PaymentNamespace): SQL {
   const list = textList(paymentIds);
-  return sql`(s.processor_event_id in ${list}
-    or s.id in (select a.sale_id from payment_aliases a where a.alias in ${list} and a.sale_id is not null))`;
+  const ns = sql`${namespace}::text`;
+  return sql`(s.processor_event_id in ${list} and s.id_namespace = ${ns}
+    or s.id in (select a.sale_id from payment_aliases a
+                where a.namespace = ${ns} and a.alias in ${list} and a.sale_id is not null))`;
 }
 
 /** One round trip: the program's sale matching `target`, as the refund rules see it (the events' first). */
@@ -105,7 +102,11 @@ export async function applyProviderReversal(
 ): Promise<ReversalResult> {
   return withConflictRetry(
     async (): Promise<ReversalResult> => {
-      const read = await readReversalFacts(db, programId, reversalTarget(reversal.paymentIds));
+      const read = await readReversalFacts(
+        db,
+        programId,
+        reversalTarget(reversal.paymentIds, paymentNamespace(!reversal.livemode, programId)),
+      );
       if (!read.sale) return { outcome: "no_sale", apiSale: read.apiSale };
       const planned = reversalIntent(reversal, read.sale.facts);
       if ("skip" in planned) return { outcome: "skipped", reason: planned.skip };
@@ -137,7 +138,7 @@ export async function markReversalsApplied(db: Database, eventIds: string[], now
   if (eventIds.length === 0) return;
   await db.execute(sql`
     update stripe_pending_reversals set applied_at = ${now.toISOString()}::timestamptz
-    where event_id in (${idList(eventIds)}) and applied_at is null`);
+    where event_id in ${textList(eventIds)} and applied_at is null`);
 }
 
 /**
@@ -154,7 +155,8 @@ export async function pendingReversalsForSale(
   const result = await db.execute(sql`
     with linked as (
       update payment_aliases set sale_id = ${saleId}::bigint
-      where payment_id in ${textList(paymentIds)} and sale_id is null
+      where namespace = (select id_namespace from affiliate_sale_events where id = ${saleId}::bigint)
+        and payment_id in ${textList(paymentIds)} and sale_id is null
       returning alias)
     select event_id, kind, payment_id, reversal_id, charge_amount_cents, refunded_total_cents, reason
     from stripe_pending_reversals
