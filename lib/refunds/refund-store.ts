@@ -16,7 +16,7 @@ export interface RefundRead {
  * and the refunds already applied. Shared by the refund endpoint and the provider's reversal events.
  */
 export const refundFactsColumns = sql`
-  s.id, s.amount_cents, s.refunded_cents, s.currency, s.program_id, p.advertiser_id,
+  s.id, s.amount_cents, s.refunded_cents, s.currency, s.needs_commission, s.program_id, p.advertiser_id,
   (select row_to_json(c) from (
      select id, amount_cents, deducted_cents, status, credited_at is not null as credited,
             paid_out_at is not null or status = 'paid' as paid_out, version, is_test, partner_id
@@ -46,6 +46,7 @@ export function refundFactsFromRow(row: Record<string, unknown>): {
         amountCents: Number(row.amount_cents),
         refundedCents: Number(row.refunded_cents),
         currency: String(row.currency),
+        awaitingCommission: row.needs_commission === true,
       },
       commission: c && {
         id: Number(c.id),

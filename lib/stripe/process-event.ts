@@ -3,7 +3,7 @@ import type { Database } from "../db/client.ts";
 import { withConflictRetry } from "../db/errors.ts";
 import { rootLogger } from "../log.ts";
 import type { NotificationMessage } from "../notifications/message.ts";
-import { applyRefund, refundConflictConstraint } from "../refunds/apply-refund.ts";
+import { type RefundPlan, refundSale } from "../refunds/refund-sale.ts";
 import { paymentNamespace, saleIdConstraint } from "../sales/payment-namespace.ts";
 import { writeSaleWithFallback } from "../sales/record-sale.ts";
 import { isPlausibleEmail, type StoredEmail, storedEmail } from "../tracking/email.ts";
@@ -32,6 +32,7 @@ import {
   pendingReversalsForSale,
   type ReversalResult,
   readReversalFacts,
+  reversalResultOf,
 } from "./provider-reversals.ts";
 import { readProviderSaleFacts } from "./provider-sale-store.ts";
 import {
@@ -355,29 +356,20 @@ async function reverseDuplicate(
   keep: AliasedSale,
   now: Date,
 ): Promise<{ outcome: string; notifications: NotificationMessage[] }> {
-  return withConflictRetry(
-    async () => {
-      const read = await readReversalFacts(db, programId, sql`s.id = ${duplicate.id}::bigint`);
-      if (!read.sale) return { outcome: "no_sale", notifications: [] };
-      const outcome = await applyRefund(
-        db,
-        read.sale.facts,
-        read.sale.parties,
-        {
-          amountCents: null,
-          refundId: null,
-          reason: "refund",
-          refundReason: `duplicate of sale ${keep.id} (the same payment)`,
-        },
-        now,
-      );
-      return {
-        outcome: outcome.status,
-        notifications: "notifications" in outcome ? outcome.notifications : [],
-      };
-    },
-    { retryOnConstraints: [refundConflictConstraint] },
-  );
+  const result = await refundSale(db, now, async (): Promise<RefundPlan<"no_sale">> => {
+    const read = await readReversalFacts(db, programId, sql`s.id = ${duplicate.id}::bigint`);
+    if (!read.sale) return { answer: "no_sale" };
+    const refundReason = `duplicate of sale ${keep.id} (the same payment)`;
+    return {
+      refund: { ...read.sale, intent: { amountCents: null, refundId: null, reason: "refund", refundReason } },
+    };
+  });
+  if ("answer" in result) return { outcome: result.answer, notifications: [] };
+  const reversed = reversalResultOf(result.outcome);
+  return {
+    outcome: reversed.outcome,
+    notifications: "notifications" in reversed ? reversed.notifications : [],
+  };
 }
 
 /**

@@ -1,16 +1,11 @@
 import { type SQL, sql } from "drizzle-orm";
 import type { Database } from "../db/client.ts";
-import { withConflictRetry } from "../db/errors.ts";
 import { textList } from "../db/sql-lists.ts";
 import { divideRoundHalfUp } from "../money.ts";
 import type { NotificationMessage } from "../notifications/message.ts";
-import {
-  applyRefund,
-  type RefundOutcome,
-  type RefundParties,
-  refundConflictConstraint,
-} from "../refunds/apply-refund.ts";
+import type { RefundOutcome, RefundParties } from "../refunds/apply-refund.ts";
 import type { RefundFacts, RefundIntent } from "../refunds/decide-refund.ts";
+import { type RefundPlan, refundSale } from "../refunds/refund-sale.ts";
 import { refundFactsColumns, refundFactsFromRow } from "../refunds/refund-store.ts";
 import { type PaymentNamespace, paymentNamespace } from "../sales/payment-namespace.ts";
 import type { ProviderReversal } from "./provider-events.ts";
@@ -91,7 +86,10 @@ export function reversalIntent(
 export type ReversalResult =
   | { outcome: "no_sale"; apiSale: boolean }
   | { outcome: "skipped"; reason: string }
-  | { outcome: Exclude<RefundOutcome["status"], "skipped">; notifications: NotificationMessage[] };
+  | {
+      outcome: Exclude<RefundOutcome["status"], "skipped" | "awaiting_commission">;
+      notifications: NotificationMessage[];
+    };
 
 /** The refund endpoint's reversal logic (`applyRefund`) on the sale a provider payment recorded. */
 export async function applyProviderReversal(
@@ -100,23 +98,43 @@ export async function applyProviderReversal(
   reversal: ProviderReversal,
   now: Date,
 ): Promise<ReversalResult> {
-  return withConflictRetry(
-    async (): Promise<ReversalResult> => {
-      const read = await readReversalFacts(
-        db,
-        programId,
-        reversalTarget(reversal.paymentIds, paymentNamespace(!reversal.livemode, programId)),
-      );
-      if (!read.sale) return { outcome: "no_sale", apiSale: read.apiSale };
-      const planned = reversalIntent(reversal, read.sale.facts);
-      if ("skip" in planned) return { outcome: "skipped", reason: planned.skip };
-      const outcome = await applyRefund(db, read.sale.facts, read.sale.parties, planned.intent, now);
-      if (outcome.status === "skipped") return { outcome: "skipped", reason: outcome.reason };
-      if (outcome.status === "no_commission") return { outcome: "no_commission", notifications: [] };
+  const result = await refundSale(db, now, async (): Promise<RefundPlan<ReversalResult>> => {
+    const read = await readReversalFacts(
+      db,
+      programId,
+      reversalTarget(reversal.paymentIds, paymentNamespace(!reversal.livemode, programId)),
+    );
+    if (!read.sale) return { answer: { outcome: "no_sale", apiSale: read.apiSale } };
+    const planned = reversalIntent(reversal, read.sale.facts);
+    if ("skip" in planned) return { answer: { outcome: "skipped", reason: planned.skip } };
+    return { refund: { ...read.sale, intent: planned.intent } };
+  });
+  return "answer" in result ? result.answer : reversalResultOf(result.outcome);
+}
+
+/** A refund outcome as a provider event reports it. */
+export function reversalResultOf(outcome: RefundOutcome): ReversalResult {
+  switch (outcome.status) {
+    case "skipped":
+      return { outcome: "skipped", reason: outcome.reason };
+    case "no_commission":
+      return { outcome: "no_commission", notifications: [] };
+    case "awaiting_commission":
+      // Answered 500 by the events worker: the provider resends the event, and by then the scheduled
+      // repair (every 5 minutes) has created the commission.
+      throw new AwaitingCommissionError();
+    default:
       return { outcome: outcome.status, notifications: outcome.notifications };
-    },
-    { retryOnConstraints: [refundConflictConstraint] },
-  );
+  }
+}
+
+/** The sale's commission is still being repaired: the event is retried later. */
+export class AwaitingCommissionError extends Error {
+  readonly logCode = "awaiting_commission";
+  constructor() {
+    super("the sale's commission is still being repaired");
+    this.name = "AwaitingCommissionError";
+  }
 }
 
 /** Keeps a reversal whose sale is not recorded yet; the payment event that records the sale applies it. */
