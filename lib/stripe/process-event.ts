@@ -1,7 +1,7 @@
 import { sql } from "drizzle-orm";
 import type { Database } from "../db/client.ts";
 import { withConflictRetry } from "../db/errors.ts";
-import { rootLogger } from "../log.ts";
+import { rootLogger, scalarFields } from "../log.ts";
 import type { NotificationMessage } from "../notifications/message.ts";
 import { type RefundPlan, refundSale } from "../refunds/refund-sale.ts";
 import { paymentNamespace, saleIdConstraint } from "../sales/payment-namespace.ts";
@@ -61,7 +61,7 @@ export interface EventIds {
 }
 
 function log(level: "info" | "warn", msg: string, fields: Record<string, unknown>): void {
-  console.log(JSON.stringify({ level, msg, ...fields }));
+  rootLogger[level](msg, scalarFields(fields));
 }
 
 async function emailOf(raw: string | null): Promise<StoredEmail | null> {
