@@ -51,5 +51,21 @@ export function createLogger(bound: LogFields = {}): Logger {
   };
 }
 
+/**
+ * Fields that are not all scalars (a list of ids) made loggable: a list of scalars is joined with commas,
+ * anything else (an object, a payload) is left out.
+ */
+export function scalarFields(fields: Record<string, unknown>): LogFields {
+  const out: LogFields = {};
+  for (const [key, value] of Object.entries(fields)) {
+    if (value === null || ["string", "number", "boolean", "undefined"].includes(typeof value)) {
+      out[key] = value as LogFields[string];
+    } else if (Array.isArray(value) && value.every((v) => ["string", "number"].includes(typeof v))) {
+      out[key] = value.join(",");
+    }
+  }
+  return out;
+}
+
 /** For code that runs outside a request or event (scheduled jobs, the queue consumer, start-up). */
 export const rootLogger: Logger = createLogger();

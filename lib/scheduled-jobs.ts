@@ -2,6 +2,7 @@ import type { Clock } from "./clock.ts";
 import { approveDueCommissions } from "./commissions/approve-due-commissions.ts";
 import { repairMissingCommissions } from "./commissions/repair-missing-commissions.ts";
 import type { Database } from "./db/client.ts";
+import { rootLogger } from "./log.ts";
 import { sendNotifications } from "./notifications/send-batch.ts";
 import { applyPayloadRetention } from "./stripe/payload-retention.ts";
 
@@ -21,9 +22,7 @@ export async function runScheduledJobs(
     try {
       await sendNotifications(notify, approval.notifications);
     } catch (error) {
-      console.error(
-        JSON.stringify({ level: "error", msg: "approval notifications not sent", error: String(error) }),
-      );
+      rootLogger.error("approval notifications not sent", error);
     }
   }
   const retention = await applyPayloadRetention(db, now);

@@ -97,7 +97,9 @@ export const saleSources = ["api", "stripe"] as const;
 
 /**
  * A recorded sale. `processor_event_id` (the `transaction_id`, or the provider's payment id) is unique
- * across the whole service: the one dedupe key shared by the sale endpoint and the provider's events.
+ * within its id namespace (`live`, or `test:<program id>` for test sales): the dedupe key shared by the sale
+ * endpoint and the provider's events. Every sale's id is also in `payment_aliases`, the one index of all the
+ * ids a payment is known by.
  */
 export const saleEvents = pgTable(
   "affiliate_sale_events",
@@ -132,9 +134,13 @@ export const saleEvents = pgTable(
     needsCommission: boolean("needs_commission").notNull().default(false),
     isTest: boolean("is_test").notNull().default(false),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+    /** The id namespace of `processor_event_id` (see `lib/sales/payment-namespace.ts`). */
+    idNamespace: text("id_namespace").generatedAlwaysAs(
+      sql`CASE WHEN "is_test" THEN 'test:' || "program_id"::text ELSE 'live' END`,
+    ),
   },
   (t) => [
-    uniqueIndex("affiliate_sale_events_processor_event_id_unique").on(t.processorEventId),
+    uniqueIndex("affiliate_sale_events_namespace_id_unique").on(t.idNamespace, t.processorEventId),
     index("affiliate_sale_events_customer_idx").on(t.customerId),
     index("affiliate_sale_events_program_created_idx").on(t.programId, t.createdAt),
     index("affiliate_sale_events_created_brin").using("brin", t.createdAt),

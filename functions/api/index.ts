@@ -2,6 +2,7 @@ import { systemClock } from "../../lib/clock.ts";
 import { readConfig } from "../../lib/config/env.ts";
 import { databaseFor } from "../../lib/db/client.ts";
 import type { WorkerBindings } from "../../lib/http/app-env.ts";
+import { rootLogger } from "../../lib/log.ts";
 import { consumeNotifications } from "../../lib/notifications/consumer.ts";
 import { runScheduledJobs } from "../../lib/scheduled-jobs.ts";
 import { createApp } from "./app.ts";
@@ -15,7 +16,7 @@ export default {
   async scheduled(_controller, env, ctx) {
     ctx.waitUntil(
       runScheduledJobs(databaseFor(readConfig(env)), systemClock, env.NOTIFICATIONS).then((counts) =>
-        console.log(JSON.stringify({ level: "info", msg: "scheduled jobs done", ...counts })),
+        rootLogger.info("scheduled jobs done", counts),
       ),
     );
   },

@@ -16,6 +16,7 @@ import { systemClock } from "../../lib/clock.ts";
 import { readConfig } from "../../lib/config/env.ts";
 import { databaseFor } from "../../lib/db/client.ts";
 import { payloadTooLargeMessage, readTextWithin } from "../../lib/http/body-limit.ts";
+import { errorFields, rootLogger, scalarFields } from "../../lib/log.ts";
 import { publishNotifications } from "../../lib/notifications/publish.ts";
 import { claimEvent, completeEvent, failEvent } from "../../lib/stripe/event-claims.ts";
 import {
@@ -27,6 +28,7 @@ import {
   processSubscriptionCheckout,
 } from "../../lib/stripe/process-event.ts";
 import { classifyEvent, isHandledEventType } from "../../lib/stripe/provider-events.ts";
+import { webhookError } from "../../lib/stripe/webhook-errors.ts";
 import { hasNul } from "../../lib/validation/storable-text.ts";
 
 export interface StripeEventsBindings {
@@ -54,10 +56,8 @@ function json(status: number, body: Record<string, unknown>): Response {
   return Response.json(body, { status });
 }
 
-function log(level: "info" | "warn" | "error", msg: string, fields: Record<string, unknown> = {}): void {
-  const line = JSON.stringify({ level, msg, ...fields });
-  if (level === "error") console.error(line);
-  else console.log(line);
+function log(level: "info" | "warn", msg: string, fields: Record<string, unknown> = {}): void {
+  rootLogger[level](msg, scalarFields(fields));
 }
 
 async function handleWebhook(
@@ -70,19 +70,15 @@ async function handleWebhook(
   const rawBody = await readTextWithin(request, maxEventBytes);
   if (rawBody === null) {
     log("warn", "event refused: body too large", { limit: maxEventBytes });
-    return json(413, {
-      error: { code: "payload_too_large", message: payloadTooLargeMessage(maxEventBytes) },
-    });
+    return webhookError(413, "payload_too_large", payloadTooLargeMessage(maxEventBytes));
   }
   let event: Stripe.Event;
   try {
     if (!signature) throw new Error("no Stripe-Signature header");
     event = await stripe.webhooks.constructEventAsync(rawBody, signature, secret, undefined, cryptoProvider);
   } catch (error) {
-    log("warn", "webhook signature rejected", { error: String(error) });
-    return json(400, {
-      error: { code: "invalid_signature", message: "Webhook signature verification failed" },
-    });
+    log("warn", "webhook signature rejected", errorFields(error));
+    return webhookError(400, "invalid_signature", "Webhook signature verification failed");
   }
 
   const fields = { event_id: event.id, type: event.type, account: event.account ?? null };
@@ -118,9 +114,7 @@ async function handleWebhook(
     return json(200, { received: true, outcome: "already_processed" });
   }
   if (claim.kind === "in_progress") {
-    return json(409, {
-      error: { code: "in_progress", message: "This event is being processed; retry later" },
-    });
+    return webhookError(409, "in_progress", "This event is being processed; retry later");
   }
 
   const ids = { eventId: event.id, programId: claim.programId };
@@ -152,30 +146,28 @@ async function handleWebhook(
     return json(200, { received: true, outcome: processed.outcome, ...processed.detail });
   } catch (error) {
     publish();
-    log("error", "event processing failed", { ...fields, attempt: claim.attempts, error: String(error) });
-    await failEvent(db, event.id, claim.attempts, String(error)).catch((failure: unknown) =>
-      log("error", "could not mark the event failed", { ...fields, error: String(failure) }),
+    const logged = rootLogger.with(scalarFields(fields));
+    logged.error("event processing failed", error, { attempt: claim.attempts });
+    // The stored cause is the logged one: codes, never the error's message (it can quote SQL parameters).
+    await failEvent(db, event.id, claim.attempts, JSON.stringify(errorFields(error))).catch(
+      (failure: unknown) => logged.error("could not mark the event failed", failure),
     );
-    return json(500, { error: { code: "internal_error", message: "Event processing failed" } });
+    return webhookError(500, "internal_error", "Event processing failed");
   }
 }
 
 export default {
   async fetch(request, env, ctx) {
     const url = new URL(request.url);
-    if (url.pathname !== webhookPath)
-      return json(404, { error: { code: "not_found", message: "Not found" } });
+    if (url.pathname !== webhookPath) return webhookError(404, "not_found", "Not found");
     if (request.method !== "POST") {
-      return new Response(JSON.stringify({ error: { code: "method_not_allowed", message: "Use POST" } }), {
-        status: 405,
-        headers: { "Content-Type": "application/json", Allow: "POST" },
-      });
+      return webhookError(405, "method_not_allowed", "Use POST", { Allow: "POST" });
     }
     try {
       return await handleWebhook(request, env, ctx);
     } catch (error) {
-      log("error", "webhook failed", { error: String(error) });
-      return json(500, { error: { code: "internal_error", message: "Event processing failed" } });
+      rootLogger.error("webhook failed", error);
+      return webhookError(500, "internal_error", "Event processing failed");
     }
   },
 } satisfies ExportedHandler<StripeEventsBindings>;

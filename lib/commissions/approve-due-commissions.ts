@@ -1,6 +1,7 @@
 import { sql } from "drizzle-orm";
 import type { Database } from "../db/client.ts";
 import { isGuardFailure, isUniqueViolation } from "../db/errors.ts";
+import { rootLogger } from "../log.ts";
 import type { NotificationMessage } from "../notifications/message.ts";
 import { creditCommissionStatements } from "./credit.ts";
 
@@ -49,14 +50,7 @@ export async function approveDueCommissions(
       // Another run approved it, or a refund changed it meanwhile: nothing to do for this one.
       if (isGuardFailure(error) || isUniqueViolation(error, "balance_ledger_commission_credit_once"))
         continue;
-      console.error(
-        JSON.stringify({
-          level: "error",
-          msg: "commission approval failed",
-          commission_id: row.id,
-          error: String(error),
-        }),
-      );
+      rootLogger.error("commission approval failed", error, { commission_id: row.id });
       continue;
     }
     notifications.push({

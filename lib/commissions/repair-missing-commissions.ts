@@ -2,6 +2,7 @@ import { type SQL, sql } from "drizzle-orm";
 import type { CommissionType } from "../../schema/programs.ts";
 import type { Database } from "../db/client.ts";
 import { isGuardFailure, isUniqueViolation } from "../db/errors.ts";
+import { rootLogger } from "../log.ts";
 import { type Currency, isSupportedCurrency } from "../money.ts";
 import { planCommission, policyFor } from "./commission-policy.ts";
 import { creditCommissionStatements } from "./credit.ts";
@@ -86,14 +87,7 @@ export async function repairMissingCommissions(db: Database, now: Date, limit = 
     } catch (error) {
       // Another run repaired it first: nothing to do. Anything else is logged and retried on the next run.
       if (isGuardFailure(error) || isUniqueViolation(error, "commissions_sale_unique")) continue;
-      console.error(
-        JSON.stringify({
-          level: "error",
-          msg: "commission repair failed",
-          sale_id: row.id,
-          error: String(error),
-        }),
-      );
+      rootLogger.error("commission repair failed", error, { sale_id: row.id });
     }
   }
   return repaired;

@@ -1,5 +1,6 @@
 import { sql } from "drizzle-orm";
 import type { Database } from "../db/client.ts";
+import { errorFields, rootLogger } from "../log.ts";
 import { NotificationMessageSchema } from "./message.ts";
 
 /** Exponential backoff for redeliveries: 5 s, 10 s, 20 s ... capped at 10 minutes. */
@@ -16,9 +17,7 @@ export async function consumeNotifications(batch: MessageBatch<unknown>, db: Dat
   for (const message of batch.messages) {
     const parsed = NotificationMessageSchema.safeParse(message.body);
     if (!parsed.success) {
-      console.error(
-        JSON.stringify({ level: "error", msg: "unreadable notification dropped", id: message.id }),
-      );
+      rootLogger.error("unreadable notification dropped", undefined, { id: message.id });
       message.ack();
       continue;
     }
@@ -31,14 +30,7 @@ export async function consumeNotifications(batch: MessageBatch<unknown>, db: Dat
         on conflict (dedupe_key) do nothing`);
       message.ack();
     } catch (error) {
-      console.error(
-        JSON.stringify({
-          level: "warn",
-          msg: "notification write failed, retrying",
-          id: message.id,
-          error: String(error),
-        }),
-      );
+      rootLogger.warn("notification write failed, retrying", { id: message.id, ...errorFields(error) });
       message.retry({ delaySeconds: retryDelaySeconds(message.attempts) });
     }
   }

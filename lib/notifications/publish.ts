@@ -1,5 +1,6 @@
 import type { Context } from "hono";
 import type { AppEnv } from "../http/app-env.ts";
+import { rootLogger } from "../log.ts";
 import type { NotificationMessage } from "./message.ts";
 
 /**
@@ -18,9 +19,7 @@ export function publishNotifications(
 ): void {
   if (messages.length === 0) return;
   if (!queue) {
-    console.error(
-      JSON.stringify({ level: "error", msg: "no NOTIFICATIONS queue bound; notifications dropped" }),
-    );
+    rootLogger.error("no NOTIFICATIONS queue bound; notifications dropped");
     return;
   }
   const send = async () => {
@@ -30,9 +29,7 @@ export function publishNotifications(
         return;
       } catch (error) {
         if (attempt === 3) {
-          console.error(
-            JSON.stringify({ level: "error", msg: "notification send failed", error: String(error) }),
-          );
+          rootLogger.error("notification send failed", error);
         }
       }
     }

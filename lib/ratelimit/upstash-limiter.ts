@@ -1,5 +1,6 @@
 import { Ratelimit } from "@upstash/ratelimit";
 import { Redis } from "@upstash/redis/cloudflare";
+import { rootLogger } from "../log.ts";
 import type { RateLimiter, RateLimitPolicy, RateLimitResult } from "./types.ts";
 
 /**
@@ -35,22 +36,9 @@ export class UpstashRateLimiter implements RateLimiter {
           resetAt: Math.ceil(response.reset / 1000),
         };
       }
-      console.error(
-        JSON.stringify({
-          level: "warn",
-          msg: "rate limiter timed out; request let through",
-          policy: policy.name,
-        }),
-      );
+      rootLogger.warn("rate limiter timed out; request let through", { policy: policy.name });
     } catch (error) {
-      console.error(
-        JSON.stringify({
-          level: "warn",
-          msg: "rate limiter failed; request let through",
-          policy: policy.name,
-          error: String(error),
-        }),
-      );
+      rootLogger.error("rate limiter failed; request let through", error, { policy: policy.name });
     }
     return letThrough(policy);
   }

@@ -13,6 +13,8 @@ export interface RefundParties {
 
 export type RefundOutcome =
   | { status: "skipped"; reason: string; commissionId: number | null }
+  /** Nothing applied: the sale's commission is still being repaired (see `decideRefund`). */
+  | { status: "awaiting_commission" }
   | { status: "no_commission" }
   | {
       status: "refunded" | "reversed";
@@ -39,6 +41,7 @@ export async function applyRefund(
   if (decision.outcome === "skipped") {
     return { status: "skipped", reason: decision.reason, commissionId: decision.commissionId };
   }
+  if (decision.outcome === "awaiting_commission") return { status: "awaiting_commission" };
   const { refundRowId } = await writeRefund(db, decision.write, intent.amountCents || null, now);
   if (decision.outcome === "no_commission") return { status: "no_commission" };
   const commission = facts.commission;

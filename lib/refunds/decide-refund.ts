@@ -3,7 +3,14 @@ import { divideRoundHalfUp } from "../money.ts";
 
 /** The sale being refunded, its commission and the refunds already applied (one read round trip). */
 export interface RefundFacts {
-  sale: { id: number; amountCents: number; refundedCents: number; currency: string };
+  sale: {
+    id: number;
+    amountCents: number;
+    refundedCents: number;
+    currency: string;
+    /** Stored without its commission, which the scheduled repair is still to create. */
+    awaitingCommission: boolean;
+  };
   commission: {
     id: number;
     amountCents: number;
@@ -27,6 +34,11 @@ export interface RefundIntent {
 
 export type RefundDecision =
   | { outcome: "skipped"; reason: string; commissionId: number | null }
+  /**
+   * The sale's commission is still being repaired (the sale endpoint answered "Failed to create
+   * commission"): nothing can be applied until it exists. Nothing is written; the caller retries later.
+   */
+  | { outcome: "awaiting_commission" }
   | { outcome: "no_commission"; write: RefundWrite }
   | {
       outcome: "applied";
@@ -83,6 +95,7 @@ export function decideRefund(facts: RefundFacts, intent: RefundIntent): RefundDe
 
   if (commission?.status === "reversed")
     return { outcome: "skipped", reason: "already reversed", commissionId };
+  if (sale.awaitingCommission) return { outcome: "awaiting_commission" };
   const repeated = facts.appliedRefunds.some(
     (applied) =>
       applied.idempotencyKey === key ||

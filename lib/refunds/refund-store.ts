@@ -16,7 +16,7 @@ export interface RefundRead {
  * and the refunds already applied. Shared by the refund endpoint and the provider's reversal events.
  */
 export const refundFactsColumns = sql`
-  s.id, s.amount_cents, s.refunded_cents, s.currency, s.program_id, p.advertiser_id,
+  s.id, s.amount_cents, s.refunded_cents, s.currency, s.needs_commission, s.program_id, p.advertiser_id,
   (select row_to_json(c) from (
      select id, amount_cents, deducted_cents, status, credited_at is not null as credited,
             paid_out_at is not null or status = 'paid' as paid_out, version, is_test, partner_id
@@ -46,6 +46,7 @@ export function refundFactsFromRow(row: Record<string, unknown>): {
         amountCents: Number(row.amount_cents),
         refundedCents: Number(row.refunded_cents),
         currency: String(row.currency),
+        awaitingCommission: row.needs_commission === true,
       },
       commission: c && {
         id: Number(c.id),
@@ -76,16 +77,26 @@ export async function readRefundFacts(
   keyHash: string,
   transactionId: string | null,
 ): Promise<RefundRead> {
+  const keyProgram = sql`(select program_id from program_api_keys where key_hash = ${keyHash} and revoked_at is null)`;
+  const namespaces = sql`('live', 'test:' || ${keyProgram})`;
   const [keyRows, saleRows] = await db.batch([
     db.execute(apiKeyRecordQuery(keyHash)),
     db.execute(sql`
       select ${refundFactsColumns}
       from affiliate_sale_events s
       join programs p on p.id = s.program_id
-      where (s.processor_event_id = ${transactionId}::text
-             -- A provider-recorded invoice sale is also found by its PaymentIntent id (payment_aliases).
-             or s.id = (select sale_id from payment_aliases where alias = ${transactionId}::text))
-        and s.program_id = (select program_id from program_api_keys where key_hash = ${keyHash} and revoked_at is null)`),
+      where s.program_id = ${keyProgram}
+        and s.id in (
+          select x.id from affiliate_sale_events x
+          where x.id_namespace in ${namespaces} and x.processor_event_id = ${transactionId}::text
+          union all
+          -- Any other id of the payment: a provider-recorded sale by its Checkout Session id, an invoice
+          -- sale by its PaymentIntent id (payment_aliases, the one index of a payment's ids).
+          select a.sale_id from payment_aliases a
+          where a.namespace in ${namespaces} and a.alias = ${transactionId}::text and a.sale_id is not null)
+      -- A live sale before a test sale of the same id.
+      order by s.is_test, s.id
+      limit 1`),
   ]);
   const key = apiKeyRecordFromRow(keyRows.rows[0] as Parameters<typeof apiKeyRecordFromRow>[0]);
   const row = saleRows.rows[0];

@@ -1,7 +1,8 @@
 import { sql } from "drizzle-orm";
 import type { Database } from "../db/client.ts";
+import { textList } from "../db/sql-lists.ts";
+import { type PaymentNamespace, paymentNamespace } from "../sales/payment-namespace.ts";
 import type { ProviderInvoicePayment } from "./provider-events.ts";
-import { textList } from "./provider-sale-store.ts";
 
 type Row = Record<string, unknown>;
 
@@ -42,12 +43,13 @@ export async function readInvoicePaymentFacts(
   programId: number,
   payment: ProviderInvoicePayment,
 ): Promise<InvoicePaymentFacts> {
+  const ns = paymentNamespace(!payment.livemode, programId);
   const saleOf = (ids: string[]) => sql`(select row_to_json(x) from (
       select s.id, s.source from affiliate_sale_events s
       where s.program_id = ${programId}::int
-        and (s.processor_event_id in ${textList(ids)}
+        and (s.processor_event_id in ${textList(ids)} and s.id_namespace = ${ns}::text
              or s.id in (select a.sale_id from payment_aliases a
-                         where a.alias in ${textList(ids)} and a.sale_id is not null))
+                         where a.namespace = ${ns}::text and a.alias in ${textList(ids)} and a.sale_id is not null))
       order by s.id limit 1) x)`;
   const result = await db.execute(sql`
     select ${saleOf([payment.invoiceId])} as invoice_sale, ${saleOf(payment.paymentIds)} as payment_sale`);
@@ -93,17 +95,21 @@ export function decideInvoicePayment(
 export async function writeAliases(
   db: Database,
   programId: number,
+  namespace: PaymentNamespace,
   paymentId: string,
   aliases: readonly string[],
   saleId: number | null,
 ): Promise<void> {
   if (aliases.length === 0) return;
   await db.execute(sql`
-    insert into payment_aliases (program_id, alias, payment_id, sale_id)
+    insert into payment_aliases (program_id, namespace, alias, payment_id, sale_id)
     values ${sql.join(
-      aliases.map((alias) => sql`(${programId}::int, ${alias}::text, ${paymentId}::text, ${saleId}::bigint)`),
+      aliases.map(
+        (alias) =>
+          sql`(${programId}::int, ${namespace}::text, ${alias}::text, ${paymentId}::text, ${saleId}::bigint)`,
+      ),
       sql`, `,
     )}
-    on conflict (alias) do update set sale_id = excluded.sale_id
+    on conflict (namespace, alias) do update set sale_id = excluded.sale_id
     where payment_aliases.sale_id is null and excluded.sale_id is not null`);
 }

@@ -1,10 +1,12 @@
 import { sql } from "drizzle-orm";
 import type { Database } from "../db/client.ts";
 import { withConflictRetry } from "../db/errors.ts";
+import { rootLogger, scalarFields } from "../log.ts";
 import type { NotificationMessage } from "../notifications/message.ts";
-import { applyRefund, refundConflictConstraint } from "../refunds/apply-refund.ts";
+import { type RefundPlan, refundSale } from "../refunds/refund-sale.ts";
+import { paymentNamespace, saleIdConstraint } from "../sales/payment-namespace.ts";
+import { writeSaleWithFallback } from "../sales/record-sale.ts";
 import { isPlausibleEmail, type StoredEmail, storedEmail } from "../tracking/email.ts";
-import { writeSale } from "../tracking/sale/sale-store.ts";
 import {
   decideCustomerBinding,
   decideProviderSale,
@@ -30,6 +32,7 @@ import {
   pendingReversalsForSale,
   type ReversalResult,
   readReversalFacts,
+  reversalResultOf,
 } from "./provider-reversals.ts";
 import { readProviderSaleFacts } from "./provider-sale-store.ts";
 import {
@@ -38,8 +41,6 @@ import {
   resolveKeptPayment,
   writeCustomerBinding,
 } from "./subscription-checkout-store.ts";
-
-const saleUniqueConstraint = "affiliate_sale_events_processor_event_id_unique";
 
 export interface Processed {
   /** Stored on the event row and answered to the provider. */
@@ -60,7 +61,7 @@ export interface EventIds {
 }
 
 function log(level: "info" | "warn", msg: string, fields: Record<string, unknown>): void {
-  console.log(JSON.stringify({ level, msg, ...fields }));
+  rootLogger[level](msg, scalarFields(fields));
 }
 
 async function emailOf(raw: string | null): Promise<StoredEmail | null> {
@@ -91,6 +92,7 @@ export async function processPayment(
         const facts = await readProviderSaleFacts(db, {
           programId: ids.programId,
           paymentIds,
+          namespace: paymentNamespace(!payment.livemode, ids.programId),
           productId: payment.productId,
           clickId: payment.metadata.clickId,
           clientReferenceId: payment.clientReferenceId,
@@ -100,10 +102,16 @@ export async function processPayment(
         });
         const decision = decideProviderSale(payment, facts, email, { eventId: ids.eventId, now });
         if (decision.outcome !== "record") return { decision, saleId: null, commissionId: null };
-        const written = await writeSale(db, decision.decision, now, { aliases: payment.aliases });
+        const written = await writeSaleWithFallback(
+          db,
+          decision.decision,
+          now,
+          rootLogger.with({ event_id: ids.eventId }),
+          payment.aliases,
+        );
         return { decision, saleId: written.saleId, commissionId: written.commissionId };
       },
-      { retryOnConstraints: [saleUniqueConstraint] },
+      { retryOnConstraints: [saleIdConstraint] },
     );
 
   let result = await attempt();
@@ -278,13 +286,22 @@ export async function processInvoicePayment(
     payment_ids: invoicePayment.paymentIds,
   };
   const allIds = [invoicePayment.invoiceId, ...invoicePayment.paymentIds];
+  const namespace = paymentNamespace(!invoicePayment.livemode, ids.programId);
+  let linkedHere = false;
   for (let look = 1; ; look++) {
     const facts = await readInvoicePaymentFacts(db, ids.programId, invoicePayment);
     const decision = decideInvoicePayment(invoicePayment, facts);
     switch (decision.action) {
       case "keep":
         if (look === 1) {
-          await writeAliases(db, ids.programId, invoicePayment.invoiceId, invoicePayment.paymentIds, null);
+          await writeAliases(
+            db,
+            ids.programId,
+            namespace,
+            invoicePayment.invoiceId,
+            invoicePayment.paymentIds,
+            null,
+          );
           continue;
         }
         log("info", "invoice payment kept until the invoice is recorded", fields);
@@ -293,12 +310,16 @@ export async function processInvoicePayment(
       case "already_linked": {
         const { sale } = decision;
         if (decision.action === "link") {
-          await writeAliases(db, ids.programId, decision.paymentId, decision.aliases, sale.id);
+          await writeAliases(db, ids.programId, namespace, decision.paymentId, decision.aliases, sale.id);
+          // Write, then look again: a sale written meanwhile under one of the aliases (its id is in the
+          // same index, so the alias did not land) is a duplicate of this one, seen by the next look.
+          linkedHere = true;
+          if (look < 3) continue;
         }
         if (sale.source === "stripe") await applyPending(db, ids.programId, sale.id, allIds, now, outbox);
         log("info", "invoice payment linked", { ...fields, sale_id: sale.id, source: sale.source });
         return {
-          outcome: decision.action === "link" ? "linked" : "already_linked",
+          outcome: linkedHere ? "linked" : "already_linked",
           detail: { sale_id: sale.id, recorded_by: sale.source === "api" ? "sale endpoint" : "events" },
         };
       }
@@ -335,29 +356,20 @@ async function reverseDuplicate(
   keep: AliasedSale,
   now: Date,
 ): Promise<{ outcome: string; notifications: NotificationMessage[] }> {
-  return withConflictRetry(
-    async () => {
-      const read = await readReversalFacts(db, programId, sql`s.id = ${duplicate.id}::bigint`);
-      if (!read.sale) return { outcome: "no_sale", notifications: [] };
-      const outcome = await applyRefund(
-        db,
-        read.sale.facts,
-        read.sale.parties,
-        {
-          amountCents: null,
-          refundId: null,
-          reason: "refund",
-          refundReason: `duplicate of sale ${keep.id} (the same payment)`,
-        },
-        now,
-      );
-      return {
-        outcome: outcome.status,
-        notifications: "notifications" in outcome ? outcome.notifications : [],
-      };
-    },
-    { retryOnConstraints: [refundConflictConstraint] },
-  );
+  const result = await refundSale(db, now, async (): Promise<RefundPlan<"no_sale">> => {
+    const read = await readReversalFacts(db, programId, sql`s.id = ${duplicate.id}::bigint`);
+    if (!read.sale) return { answer: "no_sale" };
+    const refundReason = `duplicate of sale ${keep.id} (the same payment)`;
+    return {
+      refund: { ...read.sale, intent: { amountCents: null, refundId: null, reason: "refund", refundReason } },
+    };
+  });
+  if ("answer" in result) return { outcome: result.answer, notifications: [] };
+  const reversed = reversalResultOf(result.outcome);
+  return {
+    outcome: reversed.outcome,
+    notifications: "notifications" in reversed ? reversed.notifications : [],
+  };
 }
 
 /**
@@ -380,6 +392,7 @@ export async function processSubscriptionCheckout(
     const facts = await readProviderSaleFacts(db, {
       programId: ids.programId,
       paymentIds: [],
+      namespace: paymentNamespace(!checkout.livemode, ids.programId),
       productId: null,
       clickId: checkout.metadata.clickId,
       clientReferenceId: checkout.clientReferenceId,

@@ -46,7 +46,7 @@ export interface ProviderPayment {
   paymentId: string;
   /**
    * The payment's other ids, recorded as aliases of its sale (`payment_aliases`): the invoice id when an
-   * invoice is keyed by its PaymentIntent. Empty for checkouts.
+   * invoice is keyed by its PaymentIntent, the Checkout Session id when a checkout is.
    */
   aliases: string[];
   amountCents: number;
@@ -330,7 +330,9 @@ function classifyFields(event: EventEnvelope): ClassifiedEvent {
           kind: "checkout",
           objectId: s.id,
           paymentId: s.payment_intent ?? s.id,
-          aliases: [],
+          // The session id is another name of the payment: a brand's own checkout handler sends it as
+          // `transaction_id`, to the sale and the refund endpoints.
+          aliases: s.payment_intent && s.payment_intent !== s.id ? [s.id] : [],
           amountCents: amount,
           taxCents: s.total_details?.amount_tax ?? null,
           currency: (s.currency ?? "usd").toUpperCase(),

@@ -1,18 +1,14 @@
 import { type SQL, sql } from "drizzle-orm";
 import type { Database } from "../db/client.ts";
-import { withConflictRetry } from "../db/errors.ts";
+import { textList } from "../db/sql-lists.ts";
 import { divideRoundHalfUp } from "../money.ts";
 import type { NotificationMessage } from "../notifications/message.ts";
-import {
-  applyRefund,
-  type RefundOutcome,
-  type RefundParties,
-  refundConflictConstraint,
-} from "../refunds/apply-refund.ts";
+import type { RefundOutcome, RefundParties } from "../refunds/apply-refund.ts";
 import type { RefundFacts, RefundIntent } from "../refunds/decide-refund.ts";
+import { type RefundPlan, refundSale } from "../refunds/refund-sale.ts";
 import { refundFactsColumns, refundFactsFromRow } from "../refunds/refund-store.ts";
+import { type PaymentNamespace, paymentNamespace } from "../sales/payment-namespace.ts";
 import type { ProviderReversal } from "./provider-events.ts";
-import { textList } from "./provider-sale-store.ts";
 
 interface ReversalRead {
   /** The sale this provider payment recorded (source `stripe`), with its commission and refunds. */
@@ -21,21 +17,17 @@ interface ReversalRead {
   apiSale: boolean;
 }
 
-const idList = (ids: string[]) =>
-  sql.join(
-    ids.map((id) => sql`${id}::text`),
-    sql`, `,
-  );
-
 /**
  * Where a reversal's sale is: recorded under one of the payment ids the charge names, or the sale a
  * payment alias of one of them points to (an invoice keyed by its invoice id, whose PaymentIntent
  * `invoice_payment.paid` named).
  */
-export function reversalTarget(paymentIds: readonly string[]): SQL {
+export function reversalTarget(paymentIds: readonly string[], namespace: PaymentNamespace): SQL {
   const list = textList(paymentIds);
-  return sql`(s.processor_event_id in ${list}
-    or s.id in (select a.sale_id from payment_aliases a where a.alias in ${list} and a.sale_id is not null))`;
+  const ns = sql`${namespace}::text`;
+  return sql`(s.processor_event_id in ${list} and s.id_namespace = ${ns}
+    or s.id in (select a.sale_id from payment_aliases a
+                where a.namespace = ${ns} and a.alias in ${list} and a.sale_id is not null))`;
 }
 
 /** One round trip: the program's sale matching `target`, as the refund rules see it (the events' first). */
@@ -94,7 +86,10 @@ export function reversalIntent(
 export type ReversalResult =
   | { outcome: "no_sale"; apiSale: boolean }
   | { outcome: "skipped"; reason: string }
-  | { outcome: Exclude<RefundOutcome["status"], "skipped">; notifications: NotificationMessage[] };
+  | {
+      outcome: Exclude<RefundOutcome["status"], "skipped" | "awaiting_commission">;
+      notifications: NotificationMessage[];
+    };
 
 /** The refund endpoint's reversal logic (`applyRefund`) on the sale a provider payment recorded. */
 export async function applyProviderReversal(
@@ -103,19 +98,43 @@ export async function applyProviderReversal(
   reversal: ProviderReversal,
   now: Date,
 ): Promise<ReversalResult> {
-  return withConflictRetry(
-    async (): Promise<ReversalResult> => {
-      const read = await readReversalFacts(db, programId, reversalTarget(reversal.paymentIds));
-      if (!read.sale) return { outcome: "no_sale", apiSale: read.apiSale };
-      const planned = reversalIntent(reversal, read.sale.facts);
-      if ("skip" in planned) return { outcome: "skipped", reason: planned.skip };
-      const outcome = await applyRefund(db, read.sale.facts, read.sale.parties, planned.intent, now);
-      if (outcome.status === "skipped") return { outcome: "skipped", reason: outcome.reason };
-      if (outcome.status === "no_commission") return { outcome: "no_commission", notifications: [] };
+  const result = await refundSale(db, now, async (): Promise<RefundPlan<ReversalResult>> => {
+    const read = await readReversalFacts(
+      db,
+      programId,
+      reversalTarget(reversal.paymentIds, paymentNamespace(!reversal.livemode, programId)),
+    );
+    if (!read.sale) return { answer: { outcome: "no_sale", apiSale: read.apiSale } };
+    const planned = reversalIntent(reversal, read.sale.facts);
+    if ("skip" in planned) return { answer: { outcome: "skipped", reason: planned.skip } };
+    return { refund: { ...read.sale, intent: planned.intent } };
+  });
+  return "answer" in result ? result.answer : reversalResultOf(result.outcome);
+}
+
+/** A refund outcome as a provider event reports it. */
+export function reversalResultOf(outcome: RefundOutcome): ReversalResult {
+  switch (outcome.status) {
+    case "skipped":
+      return { outcome: "skipped", reason: outcome.reason };
+    case "no_commission":
+      return { outcome: "no_commission", notifications: [] };
+    case "awaiting_commission":
+      // Answered 500 by the events worker: the provider resends the event, and by then the scheduled
+      // repair (every 5 minutes) has created the commission.
+      throw new AwaitingCommissionError();
+    default:
       return { outcome: outcome.status, notifications: outcome.notifications };
-    },
-    { retryOnConstraints: [refundConflictConstraint] },
-  );
+  }
+}
+
+/** The sale's commission is still being repaired: the event is retried later. */
+export class AwaitingCommissionError extends Error {
+  readonly logCode = "awaiting_commission";
+  constructor() {
+    super("the sale's commission is still being repaired");
+    this.name = "AwaitingCommissionError";
+  }
 }
 
 /** Keeps a reversal whose sale is not recorded yet; the payment event that records the sale applies it. */
@@ -137,7 +156,7 @@ export async function markReversalsApplied(db: Database, eventIds: string[], now
   if (eventIds.length === 0) return;
   await db.execute(sql`
     update stripe_pending_reversals set applied_at = ${now.toISOString()}::timestamptz
-    where event_id in (${idList(eventIds)}) and applied_at is null`);
+    where event_id in ${textList(eventIds)} and applied_at is null`);
 }
 
 /**
@@ -154,7 +173,8 @@ export async function pendingReversalsForSale(
   const result = await db.execute(sql`
     with linked as (
       update payment_aliases set sale_id = ${saleId}::bigint
-      where payment_id in ${textList(paymentIds)} and sale_id is null
+      where namespace = (select id_namespace from affiliate_sale_events where id = ${saleId}::bigint)
+        and payment_id in ${textList(paymentIds)} and sale_id is null
       returning alias)
     select event_id, kind, payment_id, reversal_id, charge_amount_cents, refunded_total_cents, reason
     from stripe_pending_reversals

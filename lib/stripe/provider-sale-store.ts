@@ -1,6 +1,8 @@
 import { type SQL, sql } from "drizzle-orm";
 import type { CommissionType } from "../../schema/programs.ts";
 import type { Database } from "../db/client.ts";
+import { textList } from "../db/sql-lists.ts";
+import type { PaymentNamespace } from "../sales/payment-namespace.ts";
 import { customerColumns, customerFrom } from "../tracking/sale/sale-store.ts";
 import type { ProviderClick, ProviderSaleFacts } from "./decide-provider-sale.ts";
 
@@ -10,6 +12,8 @@ export interface ProviderSaleQuery {
   programId: number;
   /** Every id the payment is known by (`paymentIdsOf`); empty for a subscription checkout. */
   paymentIds: string[];
+  /** The namespace of those ids (`live`, or the program's test namespace for a test-mode event). */
+  namespace: PaymentNamespace;
   productId: string | null;
   clickId: string | null;
   clientReferenceId: string | null;
@@ -20,31 +24,28 @@ export interface ProviderSaleQuery {
 
 const program = (programId: number) => sql`${programId}::int`;
 
-/** `(a, b, ...)` for `in`; a list that can match nothing when `ids` is empty. */
-export function textList(ids: readonly string[]): SQL {
-  if (ids.length === 0) return sql`(null::text)`;
-  return sql`(${sql.join(
-    ids.map((id) => sql`${id}::text`),
-    sql`, `,
-  )})`;
-}
-
 /**
- * The sale already recorded for a payment known by `ids`, by either path: under one of the ids, under an
- * id an `invoice_payment.paid` named for it before its sale existed (an unlinked alias), or as the sale an
- * alias of one of the ids points to. Selects `s.*` of `affiliate_sale_events s`.
+ * The sale already recorded for a payment known by `ids` in `namespace`, by either path: under one of the
+ * ids, as the sale one of the ids (or an alias of them) points to in the ids index, or under an id an
+ * `invoice_payment.paid` named for it before its sale existed (an unlinked alias). Selects `s.*` of
+ * `affiliate_sale_events s`.
  */
-export function salesOfPaymentWhere(ids: readonly string[]): SQL {
+export function salesOfPaymentWhere(ids: readonly string[], namespace: PaymentNamespace): SQL {
   const list = textList(ids);
-  // One `in` over a union, not three `or`ed conditions: PostgreSQL plans an `or` of subqueries as a walk of
+  const ns = sql`${namespace}::text`;
+  // One `in` over a union, not `or`ed conditions: PostgreSQL plans an `or` of subqueries as a walk of
   // the whole sales table; each branch here is an index lookup.
   return sql`s.id in (
-    select x.id from affiliate_sale_events x where x.processor_event_id in ${list}
+    select x.id from affiliate_sale_events x where x.id_namespace = ${ns} and x.processor_event_id in ${list}
     union all
-    select x.id from payment_aliases a join affiliate_sale_events x on x.processor_event_id = a.alias
-    where a.payment_id in ${list} and a.sale_id is null
+    select x.id from payment_aliases a
+    join affiliate_sale_events x on x.id_namespace = ${ns} and x.processor_event_id = a.alias
+    where a.namespace = ${ns} and a.payment_id in ${list} and a.sale_id is null
     union all
-    select a.sale_id from payment_aliases a where a.alias in ${list} and a.sale_id is not null)`;
+    select a.sale_id from payment_aliases a where a.namespace = ${ns} and a.alias in ${list} and a.sale_id is not null
+    union all
+    select a.sale_id from payment_aliases a
+    where a.namespace = ${ns} and a.payment_id in ${list} and a.sale_id is not null)`;
 }
 
 /**
@@ -135,7 +136,7 @@ export async function readProviderSaleFacts(db: Database, q: ProviderSaleQuery):
          where p.id = ${program(p)}) pr) as program,
       (select row_to_json(x) from (
          select s.id, s.program_id, s.source from affiliate_sale_events s
-         where ${salesOfPaymentWhere(q.paymentIds)}
+         where ${salesOfPaymentWhere(q.paymentIds, q.namespace)}
          order by s.id limit 1) x)
         as existing_sale,
       ${clickCandidate(sql`${q.clickId}::text`)} as click,

@@ -91,7 +91,11 @@ describe("event claims: completed once, retried after a failure", () => {
         body: { error: { code: "internal_error", message: "Event processing failed" } },
       });
       expect(await salesOf(p.programId)).toHaveLength(0);
-      expect(await eventRow(e.id)).toMatchObject({ status: "failed", attempts: 1 });
+      const row = await eventRow(e.id);
+      expect(row).toMatchObject({ status: "failed", attempts: 1 });
+      // The stored cause names the error by its codes, never by its text (which quotes the statement's values).
+      expect(JSON.parse(String(row?.lastError))).toMatchObject({ pg_code: "P0001" });
+      expect(row?.lastError).not.toContain(String(session.payment_intent));
     } finally {
       await drop();
     }

@@ -1,6 +1,6 @@
 import { createExecutionContext, SELF, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { eq, sql } from "drizzle-orm";
+import { and, eq, ne, sql } from "drizzle-orm";
 import Stripe from "stripe";
 import apiWorker from "../../functions/api/index.ts";
 import {
@@ -404,11 +404,12 @@ export async function ageClick(clickId: string, days: number): Promise<void> {
   );
 }
 
+/** The program's payments' other ids (not each sale's own id, which the ids index holds as well). */
 export async function aliasesOfProgram(programId: number) {
   return db
     .select()
     .from(paymentAliases)
-    .where(eq(paymentAliases.programId, programId))
+    .where(and(eq(paymentAliases.programId, programId), ne(paymentAliases.alias, paymentAliases.paymentId)))
     .orderBy(paymentAliases.id);
 }
 

@@ -18,7 +18,7 @@ function facts(overrides: Partial<SaleFacts> = {}): SaleFacts {
       holdDays: 0,
     },
     productRule: null,
-    existingSaleId: null,
+    recordedSales: [],
     customerByKey: null,
     click: {
       clickId: "clk_1",

@@ -268,7 +268,13 @@ describe("decideRefund (pure property)", () => {
     fc.assert(
       fc.property(factsArb, fc.array(intentArb, { minLength: 1, maxLength: 12 }), (start, intents) => {
         const facts: RefundFacts = {
-          sale: { id: 1, amountCents: start.saleCents, refundedCents: 0, currency: "USD" },
+          sale: {
+            id: 1,
+            amountCents: start.saleCents,
+            refundedCents: 0,
+            currency: "USD",
+            awaitingCommission: false,
+          },
           commission: {
             id: 9,
             amountCents: start.commissionCents,
@@ -350,7 +356,13 @@ describe("decideRefund (pure property)", () => {
         ),
         (saleCents, calls) => {
           const facts: RefundFacts = {
-            sale: { id: 1, amountCents: saleCents, refundedCents: 0, currency: "USD" },
+            sale: {
+              id: 1,
+              amountCents: saleCents,
+              refundedCents: 0,
+              currency: "USD",
+              awaitingCommission: false,
+            },
             commission: {
               id: 9,
               amountCents: 1000,

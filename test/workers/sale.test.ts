@@ -224,7 +224,7 @@ describe("POST /api/v1/track/sale errors (nothing recorded)", () => {
     expect(await commissionsOf(p.programId)).toHaveLength(0);
   });
 
-  it("answers 409 with the first sale's id for a recorded transaction_id, anywhere in the service", async () => {
+  it("answers 409 for a transaction_id recorded anywhere in the service, without another program's sale id", async () => {
     const id = txn();
     const first = await sale(other, { transaction_id: id, amount_cents: 1000, click_id: await click(other) });
     expect(first.status).toBe(200);
@@ -236,9 +236,18 @@ describe("POST /api/v1/track/sale errors (nothing recorded)", () => {
         "ConflictError",
         "Duplicate transaction_id. This sale has already been recorded.",
         "duplicate_transaction",
-        {
-          sale_id: first.body.sale_id,
-        },
+        {},
+      ),
+    );
+    const own = await sale(other, { transaction_id: id, amount_cents: 1000, click_id: await click(other) });
+    expect(own.status).toBe(409);
+    expect(own.body).toEqual(
+      platform(
+        409,
+        "ConflictError",
+        "Duplicate transaction_id. This sale has already been recorded.",
+        "duplicate_transaction",
+        { sale_id: first.body.sale_id },
       ),
     );
   });

@@ -15,6 +15,7 @@ import {
 } from "../../commissions/commission-policy.ts";
 import { type ApiError, platformError } from "../../errors/api-error.ts";
 import { type Currency, isSupportedCurrency } from "../../money.ts";
+import { type PaymentNamespace, paymentNamespace } from "../../sales/payment-namespace.ts";
 import type { StoredEmail } from "../email.ts";
 import { occurredAtMessage, type SaleRequest, saleRequiredMessages } from "./sale-request.ts";
 
@@ -45,11 +46,18 @@ export interface SaleClick {
   customer: SaleCustomer | null;
 }
 
+/** A sale the call's `transaction_id` already names, in the live or the key's test namespace. */
+export interface RecordedSale {
+  id: number;
+  programId: number;
+  namespace: PaymentNamespace;
+}
+
 export interface SaleFacts {
   key: ApiKeyRecord | null;
   program: SaleProgram | null;
   productRule: ProductRule | null;
-  existingSaleId: number | null;
+  recordedSales: readonly RecordedSale[];
   customerByKey: SaleCustomer | null;
   click: SaleClick | null;
 }
@@ -137,6 +145,17 @@ function noAttribution(message: string): ApiError {
   return platformError(400, message, { code: "no_attribution" });
 }
 
+/**
+ * 409: the sale exists. Its id is told only to the program it belongs to: another program learns that the id
+ * is taken, not which sale holds it.
+ */
+export function duplicateTransaction(recorded: RecordedSale, programId: number): ApiError {
+  return platformError(409, "Duplicate transaction_id. This sale has already been recorded.", {
+    code: "duplicate_transaction",
+    details: recorded.programId === programId ? { sale_id: recorded.id } : {},
+  });
+}
+
 export function testTransactionId(now: Date): string {
   return `test_txn_${now.getTime()}`;
 }
@@ -173,14 +192,10 @@ export function decideSale(input: SaleInput, facts: SaleFacts): SaleDecision {
     if (body.transaction_id === undefined) return refuse(invalid(saleRequiredMessages.transactionId));
     if (body.amount_cents === undefined) return refuse(invalid(saleRequiredMessages.amount));
   }
-  if (facts.existingSaleId !== null) {
-    return refuse(
-      platformError(409, "Duplicate transaction_id. This sale has already been recorded.", {
-        code: "duplicate_transaction",
-        details: { sale_id: facts.existingSaleId },
-      }),
-    );
-  }
+  // The id is taken only within the sale's own namespace: a test sale never uses up a live id.
+  const namespace = paymentNamespace(test, program.id);
+  const recorded = facts.recordedSales.find((r) => r.namespace === namespace);
+  if (recorded) return refuse(duplicateTransaction(recorded, program.id));
 
   const sale: SaleDetails = {
     processorEventId: body.transaction_id ?? testTransactionId(now),

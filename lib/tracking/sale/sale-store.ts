@@ -3,7 +3,9 @@ import type { CommissionType } from "../../../schema/programs.ts";
 import { apiKeyRecordFromRow, apiKeyRecordQuery } from "../../auth/program-key.ts";
 import { creditCommissionStatements } from "../../commissions/credit.ts";
 import type { Database } from "../../db/client.ts";
-import type { SaleClick, SaleCustomer, SaleDecision, SaleFacts } from "./decide-sale.ts";
+import { textList } from "../../db/sql-lists.ts";
+import { type PaymentNamespace, paymentNamespace } from "../../sales/payment-namespace.ts";
+import type { RecordedSale, SaleClick, SaleCustomer, SaleDecision, SaleFacts } from "./decide-sale.ts";
 
 type Row = Record<string, unknown>;
 type Recorded = Extract<SaleDecision, { outcome: "record" }>;
@@ -36,9 +38,9 @@ export function customerFrom(row: Row | undefined): SaleCustomer | null {
 
 /**
  * Everything the sale rules need, in one round trip (one batch of reads). The duplicate check reads the
- * sale recorded under `transaction_id` and, in the same batch, the sale a payment alias of that id points
- * to (a subscription invoice recorded by the provider's events under its invoice id, whose PaymentIntent
- * id `invoice_payment.paid` named): either makes the call a duplicate.
+ * sales the id names in the live namespace and in the key's program's test namespace (the rules keep the
+ * one of the sale's own namespace): under its own id, or as another id of the payment (a Checkout
+ * Session id, a subscription invoice's PaymentIntent id, see `payment_aliases`).
  */
 export async function readSaleFacts(
   db: Database,
@@ -51,7 +53,7 @@ export async function readSaleFacts(
   },
 ): Promise<SaleFacts> {
   const keyProgram = sql`(select program_id from program_api_keys where key_hash = ${q.keyHash}::text and revoked_at is null)`;
-  const [keyRows, programRows, saleRows, aliasRows, customerRows, clickRows] = await db.batch([
+  const [keyRows, programRows, saleRows, customerRows, clickRows] = await db.batch([
     db.execute(apiKeyRecordQuery(q.keyHash)),
     db.execute(sql`
       select p.id, p.attribution_window_days, p.commission_type, p.commission_rate, p.duration_months, p.hold_days,
@@ -60,10 +62,15 @@ export async function readSaleFacts(
       from programs p
       left join commission_rules r on r.program_id = p.id and r.product_id = ${q.productId}::text
       where p.id = ${keyProgram}`),
-    db.execute(sql`select id from affiliate_sale_events where processor_event_id = ${q.transactionId}::text`),
-    db.execute(
-      sql`select sale_id from payment_aliases where alias = ${q.transactionId}::text and sale_id is not null`,
-    ),
+    db.execute(sql`
+      select s.id, s.program_id, s.id_namespace from affiliate_sale_events s
+      where s.id in (
+        select a.sale_id from payment_aliases a
+        where a.namespace in ('live', 'test:' || ${keyProgram}) and a.alias = ${q.transactionId}::text
+          and a.sale_id is not null
+        union all
+        select x.id from affiliate_sale_events x
+        where x.id_namespace in ('live', 'test:' || ${keyProgram}) and x.processor_event_id = ${q.transactionId}::text)`),
     db.execute(sql`
       select ${customerColumns} from customers c
       where c.customer_key = ${q.customerKey}::text and c.program_id = ${keyProgram}`),
@@ -116,11 +123,13 @@ export async function readSaleFacts(
             durationMonths: programRow.rule_duration === null ? null : Number(programRow.rule_duration),
           }
         : null,
-    existingSaleId: saleRows.rows[0]
-      ? Number(saleRows.rows[0].id)
-      : aliasRows.rows[0]
-        ? Number(aliasRows.rows[0].sale_id)
-        : null,
+    recordedSales: saleRows.rows.map(
+      (r): RecordedSale => ({
+        id: Number(r.id),
+        programId: Number(r.program_id),
+        namespace: String(r.id_namespace) as PaymentNamespace,
+      }),
+    ),
     customerByKey: customerFrom(customerRows.rows[0]),
     click,
   };
@@ -207,7 +216,6 @@ function commissionStatements(decision: Recorded, now: Date): SQL[] {
   const plan = decision.commission;
   if (!plan) return [];
   const at = now.toISOString();
-  const s = decision.sale;
   const approved = plan.status === "approved";
   const statements = [
     sql`
@@ -216,58 +224,70 @@ function commissionStatements(decision: Recorded, now: Date): SQL[] {
       select s.id, s.program_id, s.partner_id, s.customer_id, ${plan.amountCents}::bigint, ${plan.currency},
              ${plan.status}, ${plan.holdUntil?.toISOString() ?? null}::timestamptz,
              ${approved ? at : null}::timestamptz, ${at}::timestamptz, ${at}::timestamptz
-      from affiliate_sale_events s where s.processor_event_id = ${s.processorEventId}`,
+      from affiliate_sale_events s where ${saleKey(decision)}`,
   ];
   if (approved) {
     const commissionId = sql`select c.id from commissions c join affiliate_sale_events s on s.id = c.sale_id
-                             where s.processor_event_id = ${s.processorEventId}`;
+                             where ${saleKey(decision)}`;
     statements.push(...creditCommissionStatements(commissionId, now));
   }
   return statements;
 }
 
-const idList = (ids: readonly string[]) =>
-  sql.join(
-    ids.map((id) => sql`${id}::text`),
-    sql`, `,
-  );
+function namespaceOf(decision: Recorded): PaymentNamespace {
+  return paymentNamespace(decision.sale.isTest, decision.sale.programId);
+}
+
+/** The decided sale's row, by its id in its namespace (for `affiliate_sale_events s`). */
+function saleKey(decision: Recorded): SQL {
+  return sql`s.processor_event_id = ${decision.sale.processorEventId}::text and s.id_namespace = ${namespaceOf(decision)}::text`;
+}
 
 /**
- * The payment's ids must not already name a recorded sale as aliases (read before, but an alias may have
- * been written since): the batch aborts and the retry's read answers the duplicate.
+ * Every id of the payment into the one ids index, not linked yet, FIRST in the transaction: a concurrent
+ * writer of one of these ids (a sale, or a provider alias) waits here for the other to commit and then
+ * fails the guard below. An id already there (an alias kept unlinked) is left as it is, and linked below.
  */
-function aliasGuard(ids: readonly string[]): SQL {
+function idsInsert(decision: Recorded, ids: readonly string[]): SQL {
+  const ns = namespaceOf(decision);
+  return sql`
+    insert into payment_aliases (program_id, namespace, alias, payment_id, sale_id)
+    values ${sql.join(
+      ids.map(
+        (id) =>
+          sql`(${decision.sale.programId}::int, ${ns}::text, ${id}::text, ${decision.sale.processorEventId}::text, null::bigint)`,
+      ),
+      sql`, `,
+    )}
+    on conflict (namespace, alias) do nothing`;
+}
+
+/**
+ * None of the payment's ids may already name a recorded sale (read before, but one may have been written
+ * since): the batch aborts and the retry's read answers the duplicate.
+ */
+function idsGuard(decision: Recorded, ids: readonly string[]): SQL {
   return sql`
     select guard(not exists (select 1 from payment_aliases
-                             where alias in (${idList(ids)}) and sale_id is not null), 'payment recorded meanwhile')`;
+                             where namespace = ${namespaceOf(decision)}::text
+                               and (alias in ${textList(ids)} or payment_id in ${textList(ids)})
+                               and sale_id is not null), 'payment recorded meanwhile')`;
 }
 
-/** The payment's other ids, as aliases of the new sale (an alias kept unlinked is linked to it). */
-function aliasInsert(decision: Recorded, aliases: readonly string[]): SQL {
-  const key = decision.sale.processorEventId;
-  return sql`
-    insert into payment_aliases (program_id, alias, payment_id, sale_id)
-    select s.program_id, a.alias, s.processor_event_id, s.id
-    from affiliate_sale_events s, (values ${sql.join(
-      aliases.map((alias) => sql`(${alias}::text)`),
-      sql`, `,
-    )}) as a(alias)
-    where s.processor_event_id = ${key}
-    on conflict (alias) do update set sale_id = excluded.sale_id where payment_aliases.sale_id is null`;
-}
-
-/** Aliases an `invoice_payment.paid` recorded before this payment's sale existed now point to it. */
-function linkAliasesStatement(decision: Recorded, ids: readonly string[]): SQL {
+/** The payment's ids (and aliases recorded unlinked before this sale existed) now point to it. */
+function linkIdsStatement(decision: Recorded, ids: readonly string[]): SQL {
   return sql`
     update payment_aliases
-    set sale_id = (select id from affiliate_sale_events where processor_event_id = ${decision.sale.processorEventId})
-    where payment_id in (${idList(ids)}) and sale_id is null`;
+    set sale_id = (select s.id from affiliate_sale_events s where ${saleKey(decision)})
+    where namespace = ${namespaceOf(decision)}::text
+      and (alias in ${textList(ids)} or payment_id in ${textList(ids)}) and sale_id is null`;
 }
 
 /**
- * Writes the decided sale in ONE transaction (one round trip): customer, sale, its payment aliases,
- * commission and, for an approved commission, its ledger credit and balance. Returns the ids.
- * `aliases`: the payment's other ids (the provider's invoice id of a sale keyed by its PaymentIntent).
+ * Writes the decided sale in ONE transaction (one round trip): the payment's ids (its own and `aliases`) in
+ * the ids index, customer, sale, commission and, for an approved commission, its ledger credit and balance.
+ * Returns the ids. `aliases`: the payment's other ids (the provider's invoice id of a sale keyed by its
+ * PaymentIntent, a checkout's session id).
  */
 export async function writeSale(
   db: Database,
@@ -281,18 +301,18 @@ export async function writeSale(
   const paymentIds = [decision.sale.processorEventId, ...aliases];
   const needsCommission = !withCommission && decision.commission !== null;
   const statements: SQL[] = [
-    aliasGuard(paymentIds),
+    idsInsert(decision, paymentIds),
+    idsGuard(decision, paymentIds),
     ...[customerStatement(decision, at), settleProvisionalStatement(decision, at)].filter(
       (s): s is SQL => s !== null,
     ),
     saleInsert(decision, at, needsCommission),
-    ...(aliases.length > 0 ? [aliasInsert(decision, aliases)] : []),
-    linkAliasesStatement(decision, paymentIds),
+    linkIdsStatement(decision, paymentIds),
     ...(withCommission ? commissionStatements(decision, now) : []),
     sql`
       select s.id as sale_id, c.id as commission_id
       from affiliate_sale_events s left join commissions c on c.sale_id = s.id
-      where s.processor_event_id = ${decision.sale.processorEventId}`,
+      where ${saleKey(decision)}`,
   ];
   const results = await db.batch(
     statements.map((statement) => db.execute(statement)) as [ReturnType<Database["execute"]>],
@@ -303,11 +323,4 @@ export async function writeSale(
     saleId: Number(ids.sale_id),
     commissionId: ids.commission_id === null ? null : Number(ids.commission_id),
   };
-}
-
-export async function existingSaleId(db: Database, transactionId: string): Promise<number | null> {
-  const result = await db.execute(
-    sql`select id from affiliate_sale_events where processor_event_id = ${transactionId}`,
-  );
-  return result.rows[0] ? Number(result.rows[0].id) : null;
 }

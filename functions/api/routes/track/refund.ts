@@ -1,11 +1,11 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
+import type { z } from "zod";
 import { sha256Hex } from "../../../../lib/auth/api-keys.ts";
 import { parseBearer } from "../../../../lib/auth/bearer.ts";
 import { evaluateApiKey, refundKeyMessages } from "../../../../lib/auth/program-key.ts";
 import { requireBearer } from "../../../../lib/auth/require-bearer.ts";
 import { keyRotationNotice } from "../../../../lib/auth/rotation-notice.ts";
-import { withConflictRetry } from "../../../../lib/db/errors.ts";
 import { badRequest, platformError } from "../../../../lib/errors/api-error.ts";
 import {
   okResponse,
@@ -19,8 +19,8 @@ import { errorPolicy } from "../../../../lib/http/dependencies.ts";
 import { publishAfterResponse } from "../../../../lib/notifications/publish.ts";
 import { rateLimit } from "../../../../lib/ratelimit/middleware.ts";
 import { rateLimits } from "../../../../lib/ratelimit/policies.ts";
-import { applyRefund, refundConflictConstraint } from "../../../../lib/refunds/apply-refund.ts";
 import { RefundRequestSchema, RefundResponseSchema } from "../../../../lib/refunds/refund-request.ts";
+import { type RefundPlan, refundSale } from "../../../../lib/refunds/refund-sale.ts";
 import { readRefundFacts } from "../../../../lib/refunds/refund-store.ts";
 import { firstIssueMessage } from "../../../../lib/validation/first-issue.ts";
 import { assertStorableText, hasNul } from "../../../../lib/validation/storable-text.ts";
@@ -69,6 +69,8 @@ async function readJson(c: Context<AppEnv>): Promise<{ ok: true; value: unknown 
   }
 }
 
+type RefundBody = z.infer<typeof RefundResponseSchema>;
+
 async function handleRefund(c: Context<AppEnv>) {
   const { db, clock, config } = c.get("deps");
   const header = parseBearer(c.req.header("Authorization"));
@@ -80,8 +82,10 @@ async function handleRefund(c: Context<AppEnv>) {
       : null;
   const now = clock.now();
 
-  const result = await withConflictRetry(
-    async () => {
+  const result = await refundSale(
+    db,
+    now,
+    async (): Promise<RefundPlan<RefundBody>> => {
       const read = await readRefundFacts(
         db,
         keyHash,
@@ -92,7 +96,7 @@ async function handleRefund(c: Context<AppEnv>) {
       const verdict = evaluateApiKey(header, read.key, now, refundKeyMessages, config.docsUrl);
       if (!verdict.ok) throw verdict.error;
       c.set("keyRotation", verdict.rotation ?? undefined);
-      if (verdict.isTest) return { body: { success: true as const, test: true as const } };
+      if (verdict.isTest) return { answer: { success: true as const, test: true as const } };
 
       if (!raw.ok) throw badRequest("Malformed JSON in request body");
       const parsed = RefundRequestSchema.safeParse(raw.value);
@@ -100,54 +104,58 @@ async function handleRefund(c: Context<AppEnv>) {
       assertStorableText(parsed.data);
       const input = parsed.data;
       if (!read.facts || !read.parties) throw platformError(404, "Sale not found for transaction_id");
-
-      const outcome = await applyRefund(
-        db,
-        read.facts,
-        read.parties,
+      const intent = {
+        amountCents: input.refund_amount_cents ?? null,
+        refundId: input.refund_id ?? null,
+        reason: input.reason ?? ("refund" as const),
+        refundReason: input.refund_reason ?? null,
+      };
+      return { refund: { facts: read.facts, parties: read.parties, intent } };
+    },
+    // Refunds of one sale serialize on its row: an attempt loses only to another refund of that sale that
+    // committed after its read, so N refunds of one sale at once need up to N attempts (the default 8 let
+    // the 9th of a burst answer 500).
+    { attempts: 32 },
+  );
+  if ("answer" in result) return c.json(result.answer, 200);
+  const outcome = result.outcome;
+  switch (outcome.status) {
+    case "awaiting_commission":
+      // The sale endpoint answered "Failed to create commission" for this sale and the scheduled repair has
+      // not created it yet: nothing is applied; the spec's retryable 500 (retry with the same refund_id).
+      c.get("log").warn("refund refused: commission awaiting repair", { error_code: "awaiting_commission" });
+      throw platformError(500, "Refund tracking failed");
+    case "skipped":
+      return c.json(
         {
-          amountCents: input.refund_amount_cents ?? null,
-          refundId: input.refund_id ?? null,
-          reason: input.reason ?? "refund",
-          refundReason: input.refund_reason ?? null,
+          success: true as const,
+          status: "skipped" as const,
+          reason: outcome.reason,
+          commission_id: outcome.commissionId,
         },
-        now,
+        200,
       );
-      if (outcome.status === "skipped") {
-        return {
-          body: {
-            success: true as const,
-            status: "skipped" as const,
-            reason: outcome.reason,
-            commission_id: outcome.commissionId,
-          },
-        };
-      }
-      if (outcome.status === "no_commission") {
-        return {
-          body: {
-            success: true as const,
-            status: "no_commission" as const,
-            message: "Refund recorded; this sale has no commission.",
-          },
-        };
-      }
-      return {
-        body: {
+    case "no_commission":
+      return c.json(
+        {
+          success: true as const,
+          status: "no_commission" as const,
+          message: "Refund recorded; this sale has no commission.",
+        },
+        200,
+      );
+    default: {
+      const response = c.json(
+        {
           success: true as const,
           status: outcome.status,
           deductionAmount: outcome.deductionCents,
           commission_id: outcome.commissionId,
         },
-        notifications: outcome.notifications,
-      };
-    },
-    // Refunds of one sale serialize on its row: an attempt loses only to another refund of that sale that
-    // committed after its read, so N refunds of one sale at once need up to N attempts (the default 8 let
-    // the 9th of a burst answer 500).
-    { retryOnConstraints: [refundConflictConstraint], attempts: 32 },
-  );
-  const response = c.json(result.body, 200);
-  if ("notifications" in result && result.notifications) publishAfterResponse(c, result.notifications);
-  return response;
+        200,
+      );
+      publishAfterResponse(c, outcome.notifications);
+      return response;
+    }
+  }
 }

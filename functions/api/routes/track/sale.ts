@@ -4,13 +4,7 @@ import { parseBearer } from "../../../../lib/auth/bearer.ts";
 import { saleKeyMessages } from "../../../../lib/auth/program-key.ts";
 import { requireBearer } from "../../../../lib/auth/require-bearer.ts";
 import { keyRotationNotice } from "../../../../lib/auth/rotation-notice.ts";
-import {
-  isDeterministicDatabaseError,
-  isGuardFailure,
-  isUniqueViolation,
-  withConflictRetry,
-} from "../../../../lib/db/errors.ts";
-import { type ApiError, platformError } from "../../../../lib/errors/api-error.ts";
+import { platformError } from "../../../../lib/errors/api-error.ts";
 import {
   okResponse,
   payloadTooLargeResponse,
@@ -22,15 +16,13 @@ import { limitBody } from "../../../../lib/http/body-limit.ts";
 import { errorPolicy } from "../../../../lib/http/dependencies.ts";
 import { rateLimit } from "../../../../lib/ratelimit/middleware.ts";
 import { rateLimits } from "../../../../lib/ratelimit/policies.ts";
-import { decideSale, type SaleDecision } from "../../../../lib/tracking/sale/decide-sale.ts";
+import { recordSale } from "../../../../lib/sales/record-sale.ts";
+import type { SaleDecision } from "../../../../lib/tracking/sale/decide-sale.ts";
 import {
   SaleRequestSchema,
   SaleResponseSchema,
   TestEventResponseSchema,
 } from "../../../../lib/tracking/sale/sale-request.ts";
-import { existingSaleId, readSaleFacts, writeSale } from "../../../../lib/tracking/sale/sale-store.ts";
-
-const saleUniqueConstraint = "affiliate_sale_events_processor_event_id_unique";
 
 export const saleRoute = createRoute({
   method: "post",
@@ -51,20 +43,15 @@ export const saleRoute = createRoute({
       "Invalid request (`invalid_request`) or no usable attribution (`no_attribution`)",
     ),
     401: platformErrorResponse("Missing, malformed, unknown or retired API key (`unauthorized`)"),
-    409: platformErrorResponse("Duplicate transaction_id (`duplicate_transaction`, `details.sale_id`)"),
+    409: platformErrorResponse(
+      "Duplicate transaction_id (`duplicate_transaction`, `details.sale_id` when the sale is the key's program's)",
+    ),
     422: platformErrorResponse("Unsupported currency (`unsupported_currency`); nothing created"),
     413: payloadTooLargeResponse,
     429: rateLimitedResponse,
     500: platformErrorResponse("Sale tracking failed, or Failed to create commission (`internal_error`)"),
   },
 });
-
-function duplicate(saleId: number | null): ApiError {
-  return platformError(409, "Duplicate transaction_id. This sale has already been recorded.", {
-    code: "duplicate_transaction",
-    details: { sale_id: saleId },
-  });
-}
 
 export function registerSale(app: OpenAPIHono<AppEnv>): void {
   app.use(
@@ -76,58 +63,20 @@ export function registerSale(app: OpenAPIHono<AppEnv>): void {
     requireBearer(saleKeyMessages),
   );
   app.openapi(saleRoute, async (c) => {
-    const body = c.req.valid("json");
     const { db, clock, config } = c.get("deps");
     const header = parseBearer(c.req.header("Authorization"));
     const keyHash = header.kind === "token" ? await sha256Hex(header.token) : null;
-    let now = clock.now();
-
-    const outcome = await withConflictRetry(
-      async () => {
-        const facts = await readSaleFacts(db, {
-          keyHash,
-          transactionId: body.transaction_id ?? null,
-          customerKey: body.customer_key ?? null,
-          clickId: body.click_id ?? null,
-          productId: body.product_id ?? null,
-        });
-        if (facts.key && keyHash) c.set("authenticatedKeyHash", keyHash);
-        const decision = decideSale({ header, body, now, docsUrl: config.docsUrl }, facts);
+    const outcome = await recordSale(
+      db,
+      { header, keyHash, body: c.req.valid("json"), now: clock.now(), docsUrl: config.docsUrl },
+      c.get("log"),
+      (decision, keyFound) => {
+        if (keyFound && keyHash) c.set("authenticatedKeyHash", keyHash);
         c.set("keyRotation", decision.rotation ?? undefined);
-        if (decision.outcome !== "record") return { decision, ids: null };
-        try {
-          return { decision, ids: await writeSale(db, decision, now) };
-        } catch (error) {
-          if (isUniqueViolation(error, saleUniqueConstraint)) {
-            if (decision.test && body.transaction_id === undefined) {
-              // Two generated test ids in the same millisecond: take the next one.
-              now = new Date(now.getTime() + 1);
-              throw error;
-            }
-            throw duplicate(await existingSaleId(db, decision.sale.processorEventId));
-          }
-          if (isGuardFailure(error) || !decision.commission || !isDeterministicDatabaseError(error))
-            throw error;
-          // The database refused the batch. If the sale and customer alone can be written, it was the
-          // commission part that failed: keep the spec's contract (the sale is stored, its transaction_id
-          // consumed, a retry gives 409), flag it, and the scheduled repair creates the commission later.
-          // Transient failures (network, serialization) are rethrown: `Sale tracking failed`, retryable.
-          console.error(
-            JSON.stringify({
-              level: "error",
-              msg: "commission write failed",
-              request_id: c.get("requestId"),
-              error: String(error),
-            }),
-          );
-          await writeSale(db, decision, now, { withCommission: false });
-          throw platformError(500, "Failed to create commission");
-        }
       },
-      { retryOnConstraints: [saleUniqueConstraint] },
     );
-
-    return respond(outcome.decision, outcome.ids, c);
+    if (outcome.written?.commissionFailed) throw platformError(500, "Failed to create commission");
+    return respond(outcome.decision, outcome.written, c);
   });
 }
 

@@ -1,0 +1,88 @@
+import type { BearerHeader } from "../auth/bearer.ts";
+import type { Database } from "../db/client.ts";
+import { isDeterministicDatabaseError, isGuardFailure, withConflictRetry } from "../db/errors.ts";
+import type { Logger } from "../log.ts";
+import { decideSale, type SaleDecision, testTransactionId } from "../tracking/sale/decide-sale.ts";
+import type { SaleRequest } from "../tracking/sale/sale-request.ts";
+import { readSaleFacts, writeSale } from "../tracking/sale/sale-store.ts";
+import { saleIdConstraint } from "./payment-namespace.ts";
+
+type Recorded = Extract<SaleDecision, { outcome: "record" }>;
+
+export interface SaleWritten {
+  saleId: number;
+  commissionId: number | null;
+  /** The sale is stored without its commission (flagged for the scheduled repair). */
+  commissionFailed: boolean;
+}
+
+/**
+ * Writes a decided sale with the commission fallback of spec section 4: when the database refuses the
+ * batch and the sale and customer alone can be written, it was the commission part that failed, so the sale
+ * is stored flagged (`needs_commission`, the scheduled repair creates the commission), its id consumed, and
+ * `commissionFailed` is set: the sale endpoint answers 500 `Failed to create commission` (a retry gives 409);
+ * the provider's events acknowledge the sale as recorded (a 500 would only make the provider resend an event
+ * that is then a duplicate). Guard failures and the id's unique
+ * index are re-thrown for `withConflictRetry`; transient failures (network, serialization) are re-thrown too
+ * (`... tracking failed`, retryable).
+ */
+export async function writeSaleWithFallback(
+  db: Database,
+  decision: Recorded,
+  now: Date,
+  log: Logger,
+  aliases: readonly string[] = [],
+): Promise<SaleWritten> {
+  try {
+    return { ...(await writeSale(db, decision, now, { aliases })), commissionFailed: false };
+  } catch (error) {
+    if (isGuardFailure(error) || !decision.commission || !isDeterministicDatabaseError(error)) throw error;
+    if ((error as { constraint?: unknown }).constraint === saleIdConstraint) throw error;
+    log.error("commission write failed", error, { program_id: decision.programId });
+    const written = await writeSale(db, decision, now, { withCommission: false, aliases });
+    return { ...written, commissionFailed: true };
+  }
+}
+
+/**
+ * The sale endpoint's use case: read -> decide -> write under `withConflictRetry`. A concurrent writer of the
+ * same id makes the write abort; the retry's read then sees the sale and the rules answer 409. Test-id rule:
+ * a test sale sent without `transaction_id` gets `test_txn_<ms>`; when that id is taken (two in the same
+ * millisecond) the next millisecond is used.
+ */
+export async function recordSale(
+  db: Database,
+  input: { header: BearerHeader; keyHash: string | null; body: SaleRequest; now: Date; docsUrl: string },
+  log: Logger,
+  /** Told each decision before its write (the route sets the key's rotation notice from it). */
+  onDecided: (decision: SaleDecision, keyFound: boolean) => void = () => {},
+): Promise<{ decision: SaleDecision; written: SaleWritten | null }> {
+  const { body, keyHash, header, docsUrl } = input;
+  let now = input.now;
+  return withConflictRetry(
+    async () => {
+      for (;;) {
+        const facts = await readSaleFacts(db, {
+          keyHash,
+          transactionId: body.transaction_id ?? testTransactionId(now),
+          customerKey: body.customer_key ?? null,
+          clickId: body.click_id ?? null,
+          productId: body.product_id ?? null,
+        });
+        const decision = decideSale({ header, body, now, docsUrl }, facts);
+        if (
+          body.transaction_id === undefined &&
+          decision.outcome === "refused" &&
+          decision.error.status === 409
+        ) {
+          now = new Date(now.getTime() + 1);
+          continue;
+        }
+        onDecided(decision, facts.key !== null);
+        if (decision.outcome !== "record") return { decision, written: null };
+        return { decision, written: await writeSaleWithFallback(db, decision, now, log) };
+      }
+    },
+    { retryOnConstraints: [saleIdConstraint] },
+  );
+}

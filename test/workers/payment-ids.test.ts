@@ -1,0 +1,108 @@
+import { sql } from "drizzle-orm";
+import { describe, expect, it } from "vitest";
+import { createProgram, db, type ProgramFixture, postJson } from "./harness.ts";
+import { click, commissionsOf, sale, salesOf, txn } from "./sale-harness.ts";
+
+/** Issue 9 defect 1 and section 2: one id namespace for live sales, one per program for test sales. */
+describe("payment id namespaces", () => {
+  const testWays: Array<{ name: string; send: (p: ProgramFixture, id: string) => ReturnType<typeof sale> }> =
+    [
+      {
+        name: "the test key",
+        send: (p, id) => sale(p, { transaction_id: id, amount_cents: 500 }, p.testApiKey),
+      },
+      {
+        name: "additional_data.test_mode",
+        send: (p, id) =>
+          sale(p, { transaction_id: id, amount_cents: 500, additional_data: { test_mode: true } }),
+      },
+      {
+        name: "livemode false",
+        send: (p, id) => sale(p, { transaction_id: id, amount_cents: 500, livemode: false }),
+      },
+    ];
+
+  it.each(testWays)("a test sale by $name does not use up the live id", async ({ send }) => {
+    const p = await createProgram({ commissionType: "percent", commissionRate: "10" });
+    const id = txn();
+    const test = await send(p, id);
+    expect(test.status).toBe(200);
+    expect(test.body).toMatchObject({ success: true, data: { test_mode: true } });
+    const live = await sale(p, { transaction_id: id, amount_cents: 1000, click_id: await click(p) });
+    expect(live.status).toBe(200);
+    expect(live.body).toMatchObject({
+      success: true,
+      sale_id: expect.any(Number),
+      commission_id: expect.any(Number),
+    });
+    expect((await commissionsOf(p.programId)).map((c) => c.amountCents)).toEqual([100]);
+    // Each namespace still refuses its own second sale.
+    expect((await send(p, id)).status).toBe(409);
+    expect((await sale(p, { transaction_id: id, amount_cents: 1000, click_id: await click(p) })).status).toBe(
+      409,
+    );
+  });
+
+  it("another program's test sale uses up neither the live id nor this program's test id", async () => {
+    const p = await createProgram({ commissionType: "percent", commissionRate: "10" });
+    const other = await createProgram();
+    const id = txn();
+    expect((await sale(other, { transaction_id: id, amount_cents: 500 }, other.testApiKey)).status).toBe(200);
+    const test = await sale(p, { transaction_id: id, amount_cents: 500 }, p.testApiKey);
+    expect(test.status).toBe(200);
+    const live = await sale(p, { transaction_id: id, amount_cents: 1000, click_id: await click(p) });
+    expect(live.status).toBe(200);
+    expect(live.body.commission_id).toEqual(expect.any(Number));
+    expect((await salesOf(p.programId)).map((s) => [s.isTest, s.idNamespace])).toEqual([
+      [true, `test:${p.programId}`],
+      [false, "live"],
+    ]);
+  });
+
+  it("a live sale first: the test sale of the same id is still recorded, as a test", async () => {
+    const p = await createProgram();
+    const id = txn();
+    expect((await sale(p, { transaction_id: id, amount_cents: 1000, click_id: await click(p) })).status).toBe(
+      200,
+    );
+    const test = await sale(p, { transaction_id: id, amount_cents: 500 }, p.testApiKey);
+    expect(test.status).toBe(200);
+    expect(test.body).toMatchObject({ data: { programId: p.programId, test_mode: true } });
+  });
+
+  it("writes every sale's id into the one ids index, in its namespace, linked to the sale", async () => {
+    const p = await createProgram();
+    const id = txn();
+    const live = await sale(p, { transaction_id: id, amount_cents: 1000, click_id: await click(p) });
+    const test = await sale(p, { transaction_id: id, amount_cents: 500 }, p.testApiKey);
+    const rows = await db.execute(
+      sql`select namespace, payment_id, sale_id from payment_aliases where alias = ${id} order by id`,
+    );
+    expect(rows.rows.map((r) => ({ ...r, sale_id: Number(r.sale_id) }))).toEqual([
+      { namespace: "live", payment_id: id, sale_id: live.body.sale_id },
+      {
+        namespace: `test:${p.programId}`,
+        payment_id: id,
+        sale_id: (test.body.data as { eventId: number }).eventId,
+      },
+    ]);
+  });
+
+  it("the refund endpoint refunds the live sale, not the test sale of the same id", async () => {
+    const p = await createProgram({ commissionType: "percent", commissionRate: "10" });
+    const id = txn();
+    await sale(p, { transaction_id: id, amount_cents: 500, additional_data: { test_mode: true } });
+    const live = await sale(p, { transaction_id: id, amount_cents: 1000, click_id: await click(p) });
+    const refund = await postJson(
+      "/api/v1/track/refund",
+      { transaction_id: id },
+      { Authorization: `Bearer ${p.apiKey}` },
+    );
+    expect(refund.body).toEqual({
+      success: true,
+      status: "reversed",
+      deductionAmount: 100,
+      commission_id: live.body.commission_id,
+    });
+  });
+});
