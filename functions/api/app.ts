@@ -13,6 +13,7 @@ import { registerCli } from "./routes/cli/index.ts";
 import { registerDocs } from "./routes/docs.ts";
 import { registerAnalyticsSources } from "./routes/programs/analytics-sources.ts";
 import { registerReadiness } from "./routes/programs/readiness.ts";
+import { registerProgramSettings } from "./routes/programs/settings.ts";
 import { registerClick } from "./routes/track/click.ts";
 import { registerConfig } from "./routes/track/config.ts";
 import { registerLead } from "./routes/track/lead.ts";
@@ -52,6 +53,7 @@ export function createApp(): OpenAPIHono<AppEnv> {
   registerSignIn(app);
   registerSession(app);
   registerCli(app);
+  registerProgramSettings(app);
   registerDocs(app);
   return app;
 }
