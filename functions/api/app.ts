@@ -12,6 +12,7 @@ import { registerSignIn } from "./routes/auth/sign-in.ts";
 import { registerCli } from "./routes/cli/index.ts";
 import { registerDocs } from "./routes/docs.ts";
 import { registerAnalyticsSources } from "./routes/programs/analytics-sources.ts";
+import { registerApiKeys } from "./routes/programs/api-keys.ts";
 import { registerReadiness } from "./routes/programs/readiness.ts";
 import { registerProgramSettings } from "./routes/programs/settings.ts";
 import { registerClick } from "./routes/track/click.ts";
@@ -54,6 +55,7 @@ export function createApp(): OpenAPIHono<AppEnv> {
   registerSession(app);
   registerCli(app);
   registerProgramSettings(app);
+  registerApiKeys(app);
   registerDocs(app);
   return app;
 }
