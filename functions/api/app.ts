@@ -13,6 +13,8 @@ import { registerCli } from "./routes/cli/index.ts";
 import { registerDocs } from "./routes/docs.ts";
 import { registerAnalyticsSources } from "./routes/programs/analytics-sources.ts";
 import { registerApiKeys } from "./routes/programs/api-keys.ts";
+import { registerPartnersAndLinks } from "./routes/programs/partners-links.ts";
+import { registerPrograms } from "./routes/programs/programs.ts";
 import { registerReadiness } from "./routes/programs/readiness.ts";
 import { registerProgramSettings } from "./routes/programs/settings.ts";
 import { registerClick } from "./routes/track/click.ts";
@@ -56,6 +58,8 @@ export function createApp(): OpenAPIHono<AppEnv> {
   registerCli(app);
   registerProgramSettings(app);
   registerApiKeys(app);
+  registerPartnersAndLinks(app);
+  registerPrograms(app);
   registerDocs(app);
   return app;
 }
