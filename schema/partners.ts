@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import { boolean, integer, pgTable, serial, text, timestamp, uniqueIndex } from "drizzle-orm/pg-core";
+import { boolean, index, integer, pgTable, serial, text, timestamp, uniqueIndex } from "drizzle-orm/pg-core";
 import { programs } from "./programs.ts";
 
 /** A partner (affiliate) person or company; may promote several programs. */
@@ -49,5 +49,8 @@ export const referralLinks = pgTable(
     disabledAt: timestamp("disabled_at", { withTimezone: true }),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
   },
-  (t) => [uniqueIndex("referral_links_short_link_unique").on(t.shortLink)],
+  (t) => [
+    uniqueIndex("referral_links_short_link_unique").on(t.shortLink),
+    index("referral_links_program_idx").on(t.programId),
+  ],
 );

@@ -85,6 +85,8 @@ export const programApiKeys = pgTable(
       .references(() => programs.id),
     keyHash: text("key_hash").notNull(),
     keyPrefix: text("key_prefix").notNull(),
+    /** Shown with the prefix in settings (masked key); null for keys issued before it was kept. */
+    keyLast4: text("key_last4"),
     isTest: boolean("is_test").notNull().default(false),
     rotationMarkedAt: timestamp("rotation_marked_at", { withTimezone: true }),
     rotateBy: timestamp("rotate_by", { withTimezone: true }),

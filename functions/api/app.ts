@@ -13,7 +13,11 @@ import { registerSignIn } from "./routes/auth/sign-in.ts";
 import { registerCli } from "./routes/cli/index.ts";
 import { registerDocs } from "./routes/docs.ts";
 import { registerAnalyticsSources } from "./routes/programs/analytics-sources.ts";
+import { registerApiKeys } from "./routes/programs/api-keys.ts";
+import { registerPartnersAndLinks } from "./routes/programs/partners-links.ts";
+import { registerPrograms } from "./routes/programs/programs.ts";
 import { registerReadiness } from "./routes/programs/readiness.ts";
+import { registerProgramSettings } from "./routes/programs/settings.ts";
 import { registerClick } from "./routes/track/click.ts";
 import { registerConfig } from "./routes/track/config.ts";
 import { registerLead } from "./routes/track/lead.ts";
@@ -54,6 +58,10 @@ export function createApp(): OpenAPIHono<AppEnv> {
   registerSession(app);
   registerCli(app);
   describeEventsWorker(app);
+  registerProgramSettings(app);
+  registerApiKeys(app);
+  registerPartnersAndLinks(app);
+  registerPrograms(app);
   registerDocs(app);
   return app;
 }

@@ -60,10 +60,11 @@ export async function createProgram(db: Database, input: CreateProgramInput): Pr
                       and status = 'active' and role in ('owner', 'admin'))
       returning id
     ), keys as (
-      insert into program_api_keys (program_id, key_hash, key_prefix, is_test)
-      select program.id, k.hash, k.prefix, k.is_test from program,
-        (values (${live.keyHash}, ${live.keyPrefix}, false), (${test.keyHash}, ${test.keyPrefix}, true))
-          as k(hash, prefix, is_test)
+      insert into program_api_keys (program_id, key_hash, key_prefix, key_last4, is_test)
+      select program.id, k.hash, k.prefix, k.last4, k.is_test from program,
+        (values (${live.keyHash}, ${live.keyPrefix}, ${live.keyLast4}, false),
+                (${test.keyHash}, ${test.keyPrefix}, ${test.keyLast4}, true))
+          as k(hash, prefix, last4, is_test)
       returning id
     ), audit as (
       insert into audit_log (advertiser_id, program_id, actor_user_id, action, changes)

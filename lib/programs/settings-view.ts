@@ -1,0 +1,85 @@
+import { maskApiKey } from "../auth/api-keys.ts";
+import type { ProgramSettings } from "./decide-settings-change.ts";
+import type { StoredKey, StoredSettings } from "./settings-store.ts";
+
+/** The lead auth policy in words, for the `Lead capture mode` line (spec section 2). */
+export const leadCaptureModeText = {
+  server_required: "Server required (browser leads are provisional until your server confirms them)",
+  browser_allowed: "Browser allowed (browser leads settle directly)",
+} as const;
+
+function commissionText(s: Pick<ProgramSettings, "commissionType" | "commissionRate" | "durationMonths">) {
+  const recurring = s.commissionType.startsWith("recurring_");
+  const amount = s.commissionType.endsWith("percent")
+    ? `${s.commissionRate}% of each ${recurring ? "payment" : "sale"}`
+    : `${s.commissionRate} (sale currency) per ${recurring ? "payment" : "sale"}`;
+  if (!recurring) return amount;
+  return s.durationMonths === 0
+    ? `${amount}, for the customer's lifetime`
+    : `${amount}, for ${s.durationMonths} month${s.durationMonths === 1 ? "" : "s"}`;
+}
+
+function keyView(key: StoredKey) {
+  return {
+    id: key.id,
+    mode: key.isTest ? ("test" as const) : ("live" as const),
+    masked: maskApiKey(key.keyPrefix, key.keyLast4),
+    created_at: key.createdAt.toISOString(),
+    rotate_by: key.rotateBy ? key.rotateBy.toISOString() : null,
+  };
+}
+
+/** The key callers should use: the newest one of that mode that is not being rotated out. */
+function currentKey(keys: readonly StoredKey[], isTest: boolean): string | null {
+  const key =
+    keys.find((k) => k.isTest === isTest && k.rotateBy === null) ?? keys.find((k) => k.isTest === isTest);
+  return key ? maskApiKey(key.keyPrefix, key.keyLast4) : null;
+}
+
+/** Lines a person reads, beside the machine fields; `Lead capture mode` is one of them. */
+export function settingsSummary(s: ProgramSettings, keys: readonly StoredKey[]): string[] {
+  const rules = s.commissionRules.length;
+  return [
+    `Program: ${s.name} (${s.domain})`,
+    `Attribution window: ${s.attributionWindowDays} day${s.attributionWindowDays === 1 ? "" : "s"}`,
+    `Lead capture mode: ${leadCaptureModeText[s.leadAuthPolicy]}`,
+    `Allowed origins: ${s.allowedOrigins.length > 0 ? s.allowedOrigins.join(", ") : "none (only server calls and same-site pages)"}`,
+    `Commission: ${commissionText(s)}`,
+    `Hold period: ${s.holdDays} day${s.holdDays === 1 ? "" : "s"} before a commission is approved`,
+    `Per-product rules: ${rules === 0 ? "none" : `${rules} rule${rules === 1 ? "" : "s"}`}`,
+    `Payments: ${s.stripeAccountId ? `connected (${s.stripeAccountId})` : "not connected"}`,
+    `API key: ${currentKey(keys, false) ?? "none"}`,
+    `Test API key: ${currentKey(keys, true) ?? "none"}`,
+  ];
+}
+
+/** The settings response's `data`: machine fields, masked keys, and the summary lines. */
+export function settingsView(stored: StoredSettings) {
+  const s = stored.settings;
+  return {
+    program_id: stored.programId,
+    workspace_id: stored.advertiserId,
+    settings: {
+      name: s.name,
+      domain: s.domain,
+      attribution_window_days: s.attributionWindowDays,
+      lead_auth_policy: s.leadAuthPolicy,
+      allowed_origins: s.allowedOrigins,
+      commission_type: s.commissionType,
+      commission_rate: Number(s.commissionRate),
+      duration_months: s.durationMonths,
+      hold_days: s.holdDays,
+      commission_rules: s.commissionRules.map((r) => ({
+        product_id: r.productId,
+        commission_type: r.commissionType,
+        commission_rate: Number(r.commissionRate),
+        duration_months: r.durationMonths,
+      })),
+      stripe_account_id: s.stripeAccountId,
+    },
+    api_key: currentKey(stored.keys, false),
+    test_api_key: currentKey(stored.keys, true),
+    api_keys: stored.keys.map(keyView),
+    summary: settingsSummary(s, stored.keys),
+  };
+}
