@@ -13,14 +13,16 @@ import type { RollupReach, Segment } from "./tiling.ts";
 
 const date = (value: unknown): Date | null => (value ? new Date(String(value)) : null);
 
-/** The key and how far the rollups reach, in one round trip (a batch of two reads). */
+/** The key and how far its program's rollups reach, in one round trip (a batch of two reads). */
 export async function readKeyAndReach(
   db: Database,
   keyHash: string,
 ): Promise<{ key: ApiKeyRecord | null; reach: RollupReach }> {
   const [keyRows, reachRows] = await db.batch([
     db.execute(apiKeyRecordQuery(keyHash)),
-    db.execute(sql`select hours_until, days_until, months_until from analytics_watermark`),
+    db.execute(sql`
+      select hours_until, days_until, months_until from analytics_rollup_progress
+      where program_id = (select program_id from program_api_keys where key_hash = ${keyHash}::text and revoked_at is null)`),
   ]);
   const reach = (reachRows.rows[0] ?? {}) as Record<string, unknown>;
   return {
