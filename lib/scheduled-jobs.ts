@@ -1,3 +1,4 @@
+import { rollUpAnalytics } from "./analytics/rollups.ts";
 import type { Clock } from "./clock.ts";
 import { approveDueCommissions } from "./commissions/approve-due-commissions.ts";
 import { repairMissingCommissions } from "./commissions/repair-missing-commissions.ts";
@@ -14,8 +15,13 @@ export async function runScheduledJobs(
   db: Database,
   clock: Clock,
   notify: Queue<unknown> | undefined,
+  cron?: string,
 ): Promise<Record<string, number>> {
   const now = clock.now();
+  if (cron === analyticsRollupCron) {
+    const rollup = await rollUpAnalytics(db, now);
+    return { rollupPrograms: rollup.programs, rollupRows: rollup.rows };
+  }
   const commissionsRepaired = await repairMissingCommissions(db, now);
   const approval = await approveDueCommissions(db, now);
   if (notify && approval.notifications.length > 0) {
@@ -28,3 +34,6 @@ export async function runScheduledJobs(
   const retention = await applyPayloadRetention(db, now);
   return { commissionsRepaired, commissionsApproved: approval.approved, ...retention };
 }
+
+/** The every-minute trigger (wrangler.toml) runs only the analytics rollup (`lib/analytics/rollups.ts`). */
+export const analyticsRollupCron = "* * * * *";

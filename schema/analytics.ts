@@ -1,15 +1,6 @@
 import { sql } from "drizzle-orm";
-import {
-  bigint,
-  boolean,
-  check,
-  index,
-  integer,
-  pgTable,
-  primaryKey,
-  text,
-  timestamp,
-} from "drizzle-orm/pg-core";
+import { bigint, check, index, integer, pgTable, primaryKey, text, timestamp } from "drizzle-orm/pg-core";
+import { programs } from "./programs.ts";
 
 export const analyticsDimensions = [
   "partner",
@@ -57,17 +48,25 @@ export const analyticsRollups = pgTable(
 );
 
 /**
- * How far the rollups reach (one row): every hour before `hours_until` has its hourly rows, every day before
- * `days_until` its daily rows, every month before `months_until` its monthly rows. Later events are read raw.
+ * How far one program's rollups reach: every event of the program before `hours_until` is in its hourly
+ * rows, before `days_until` in its daily rows, before `months_until` in its monthly rows (each a UTC
+ * boundary). Later events are read raw. No row: nothing rolled up yet, everything is read raw.
  */
-export const analyticsWatermark = pgTable(
-  "analytics_watermark",
+export const analyticsRollupProgress = pgTable(
+  "analytics_rollup_progress",
   {
-    id: boolean("id").primaryKey().default(true),
-    hoursUntil: timestamp("hours_until", { withTimezone: true }),
-    daysUntil: timestamp("days_until", { withTimezone: true }),
-    monthsUntil: timestamp("months_until", { withTimezone: true }),
+    programId: integer("program_id")
+      .primaryKey()
+      .references(() => programs.id),
+    hoursUntil: timestamp("hours_until", { withTimezone: true }).notNull(),
+    daysUntil: timestamp("days_until", { withTimezone: true }).notNull(),
+    monthsUntil: timestamp("months_until", { withTimezone: true }).notNull(),
     updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
   },
-  (t) => [check("analytics_watermark_single_row", sql`${t.id}`)],
+  (t) => [
+    check(
+      "analytics_rollup_progress_ordered",
+      sql`${t.monthsUntil} <= ${t.daysUntil} and ${t.daysUntil} <= ${t.hoursUntil}`,
+    ),
+  ],
 );

@@ -13,10 +13,11 @@ export default {
   fetch: app.fetch,
   /** After-response notifications (partner in-app, advertiser manual-review warnings). */
   /** Cron: repair sales stored without their commission, approve commissions whose hold ended. */
-  async scheduled(_controller, env, ctx) {
+  /** Every minute: roll up the analytics of the hours that ended (`lib/scheduled-jobs.ts` dispatches). */
+  async scheduled(controller, env, ctx) {
     ctx.waitUntil(
-      runScheduledJobs(databaseFor(readConfig(env)), systemClock, env.NOTIFICATIONS).then((counts) =>
-        rootLogger.info("scheduled jobs done", counts),
+      runScheduledJobs(databaseFor(readConfig(env)), systemClock, env.NOTIFICATIONS, controller.cron).then(
+        (counts) => rootLogger.info("scheduled jobs done", counts),
       ),
     );
   },

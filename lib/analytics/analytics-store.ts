@@ -13,14 +13,16 @@ import type { RollupReach, Segment } from "./tiling.ts";
 
 const date = (value: unknown): Date | null => (value ? new Date(String(value)) : null);
 
-/** The key and how far the rollups reach, in one round trip (a batch of two reads). */
+/** The key and how far its program's rollups reach, in one round trip (a batch of two reads). */
 export async function readKeyAndReach(
   db: Database,
   keyHash: string,
 ): Promise<{ key: ApiKeyRecord | null; reach: RollupReach }> {
   const [keyRows, reachRows] = await db.batch([
     db.execute(apiKeyRecordQuery(keyHash)),
-    db.execute(sql`select hours_until, days_until, months_until from analytics_watermark`),
+    db.execute(sql`
+      select hours_until, days_until, months_until from analytics_rollup_progress
+      where program_id = (select program_id from program_api_keys where key_hash = ${keyHash}::text and revoked_at is null)`),
   ]);
   const reach = (reachRows.rows[0] ?? {}) as Record<string, unknown>;
   return {
@@ -49,17 +51,25 @@ export interface SourcesRead {
   otherSources: number;
 }
 
-function rollupCondition(segments: readonly Segment[]): SQL {
+/**
+ * The rollup rows of the rolled-up segments, one range read per segment (a union, not one `or`, so each is
+ * an index range scan of the primary key: program, dimension, grain, bucket start).
+ */
+function rolledRows(programId: number, dimension: AnalyticsDimension, segments: readonly Segment[]): SQL {
   const rolled = segments.filter((s) => s.source !== "raw");
-  if (rolled.length === 0) return sql`false`;
-  return sql`(${sql.join(
+  if (rolled.length === 0) return sql`select value, currency, ${columns} from analytics_rollups where false`;
+  return sql.join(
     rolled.map(
-      (s) =>
-        sql`(grain = ${s.source} and bucket_start >= ${s.from.toISOString()}::timestamptz and bucket_start < ${s.to.toISOString()}::timestamptz)`,
+      (s) => sql`
+        select value, currency, ${columns} from analytics_rollups
+        where program_id = ${programId}::int and dimension = ${dimension} and grain = ${s.source}
+          and bucket_start >= ${s.from.toISOString()}::timestamptz and bucket_start < ${s.to.toISOString()}::timestamptz`,
     ),
-    sql` or `,
-  )})`;
+    sql` union all `,
+  );
 }
+
+const columns = sql.raw(measureColumns.join(", "));
 
 function labelOf(dimension: AnalyticsDimension): SQL {
   if (dimension === "partner") {
@@ -84,8 +94,7 @@ export async function readSources(
   const sums = sql.raw(measureColumns.map((m) => `sum(${m})::bigint as ${m}`).join(", "));
   const result = await db.execute<Record<string, unknown>>(sql`
     with rolled as (
-      select value, currency, ${summedMeasures} from analytics_rollups
-      where program_id = ${q.programId}::int and dimension = ${q.dimension} and ${rollupCondition(q.segments)}
+      select value, currency, ${summedMeasures} from (${rolledRows(q.programId, q.dimension, q.segments)}) r
       group by value, currency
     ),
     raw as (

@@ -60,8 +60,24 @@ export function dimensionValue(dimension: AnalyticsDimension): SQL {
  * `commission_cents` is the commission created, before any refund reduces it.
  */
 export function liveEventFacts(filter: { programId: number | null; ranges: readonly TimeRange[] }): SQL {
-  const program = (column: SQL) =>
-    filter.programId === null ? sql`true` : sql`${column} = ${filter.programId}::int`;
+  return scopedEventFacts({
+    program: (column) => (filter.programId === null ? sql`true` : sql`${column} = ${filter.programId}::int`),
+    time: (column) => within(column, filter.ranges),
+  });
+}
+
+/** Which events: a condition on an event's program id column, and one on its time column. */
+export interface FactScope {
+  program: (column: SQL) => SQL;
+  time: (column: SQL) => SQL;
+}
+
+/**
+ * `liveEventFacts` with the conditions given as SQL, so they may refer to an outer row (the rollup job reads
+ * each program's pending hours in one statement, through a lateral join).
+ */
+export function scopedEventFacts(scope: FactScope): SQL {
+  const program = scope.program;
   const dims = sql`c.link_id, c.referrer_domain, c.utm_source, c.utm_medium, c.utm_campaign, c.landing_page`;
   return sql`
     select k.program_id, k.created_at as at, k.partner_id, k.link_id, k.referrer_domain, k.utm_source,
@@ -69,21 +85,21 @@ export function liveEventFacts(filter: { programId: number | null; ranges: reado
            1 as clicks, 0 as leads, 0 as provisional_leads, 0 as sales, 0::bigint as revenue_cents, 0 as refunds,
            0::bigint as refunded_cents, 0::bigint as commission_cents
     from affiliate_click_events k
-    where not k.is_test and ${program(sql`k.program_id`)} and ${within(sql`k.created_at`, filter.ranges)}
+    where not k.is_test and ${program(sql`k.program_id`)} and ${scope.time(sql`k.created_at`)}
     union all
     select l.program_id, l.created_at, coalesce(l.partner_id, c.partner_id), ${dims}, '',
            0, case when l.provisional then 0 else 1 end, case when l.provisional then 1 else 0 end, 0, 0, 0, 0, 0
     from affiliate_lead_events l
     left join affiliate_click_events c on c.click_id = l.click_id
     where not l.is_test and l.program_id is not null and ${program(sql`l.program_id`)}
-      and ${within(sql`l.created_at`, filter.ranges)}
+      and ${scope.time(sql`l.created_at`)}
     union all
     select s.program_id, s.created_at, s.partner_id, ${dims}, s.currency,
            0, 0, 0, 1, s.amount_cents, 0, 0, 0
     from affiliate_sale_events s
     left join customers cu on cu.id = s.customer_id
     left join affiliate_click_events c on c.click_id = cu.click_id
-    where not s.is_test and ${program(sql`s.program_id`)} and ${within(sql`s.created_at`, filter.ranges)}
+    where not s.is_test and ${program(sql`s.program_id`)} and ${scope.time(sql`s.created_at`)}
     union all
     select s.program_id, r.created_at, s.partner_id, ${dims}, s.currency,
            0, 0, 0, 0, 0, 1, r.amount_cents, 0
@@ -91,7 +107,7 @@ export function liveEventFacts(filter: { programId: number | null; ranges: reado
     join affiliate_sale_events s on s.id = r.sale_id
     left join customers cu on cu.id = s.customer_id
     left join affiliate_click_events c on c.click_id = cu.click_id
-    where not s.is_test and ${program(sql`s.program_id`)} and ${within(sql`r.created_at`, filter.ranges)}
+    where not s.is_test and ${program(sql`s.program_id`)} and ${scope.time(sql`r.created_at`)}
     union all
     select m.program_id, m.created_at, m.partner_id, ${dims}, m.currency,
            0, 0, 0, 0, 0, 0, 0, m.amount_cents
@@ -99,7 +115,7 @@ export function liveEventFacts(filter: { programId: number | null; ranges: reado
     join affiliate_sale_events s on s.id = m.sale_id
     left join customers cu on cu.id = s.customer_id
     left join affiliate_click_events c on c.click_id = cu.click_id
-    where not m.is_test and ${program(sql`m.program_id`)} and ${within(sql`m.created_at`, filter.ranges)}`;
+    where not m.is_test and ${program(sql`m.program_id`)} and ${scope.time(sql`m.created_at`)}`;
 }
 
 /** `sum(<measure>)` for every measure, named like it. */

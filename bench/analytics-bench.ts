@@ -1,0 +1,144 @@
+/**
+ * `npm run bench:analytics`: p50/p99 of readiness and of analytics by source, on a small and a large data set
+ * side by side (both made by `npm run bench:generate`): `BENCH_SMALL_URL` (default the local
+ * `affiliate_bench10k`) and `BENCH_LARGE_URL` (default `affiliate_bench10m`). Each query goes through the
+ * service's own use cases and database client (Neon's HTTP driver over the local Neon-protocol endpoint), so
+ * every figure includes its round trips. Before measuring, the rollup job catches up as the every-minute
+ * cron keeps it in production. `BENCH_ITERATIONS` (default 200) timed runs per query, after 10 unmeasured.
+ */
+import { parseAnalyticsQuery } from "../lib/analytics/analytics-request.ts";
+import { readKeyAndReach } from "../lib/analytics/analytics-store.ts";
+import { readAnalytics } from "../lib/analytics/read-analytics.ts";
+import { rollUpAll } from "../lib/analytics/rollups.ts";
+import { issueApiKey } from "../lib/auth/api-keys.ts";
+import type { Database } from "../lib/db/client.ts";
+import { readReadinessFacts } from "../lib/readiness/readiness-store.ts";
+import { openLocalDatabase, requirePostgresUrl } from "./analytics-db.ts";
+
+const local = "postgres://postgres@127.0.0.1:5432";
+const targets = [
+  {
+    label: "10k",
+    url: requirePostgresUrl("BENCH_SMALL_URL", process.env.BENCH_SMALL_URL ?? `${local}/affiliate_bench10k`),
+  },
+  {
+    label: "10M",
+    url: requirePostgresUrl("BENCH_LARGE_URL", process.env.BENCH_LARGE_URL ?? `${local}/affiliate_bench10m`),
+  },
+];
+const iterations = Number(process.env.BENCH_ITERATIONS ?? 200);
+
+const scenarios: Array<{ name: string; query?: Record<string, string> }> = [
+  { name: "readiness" },
+  { name: "analytics 7 days, partner", query: { group_by: "partner", interval: "last_7_days" } },
+  { name: "analytics 30 days, utm_source", query: { group_by: "utm_source", interval: "last_30_days" } },
+  {
+    name: "analytics 30 days, link, Asia/Kolkata",
+    query: { group_by: "link", interval: "last_30_days", timezone: "Asia/Kolkata" },
+  },
+  {
+    name: "analytics 365 days, referrer_domain",
+    query: { group_by: "referrer_domain", interval: "last_365_days" },
+  },
+  {
+    name: "analytics 365 days, landing_page, America/New_York",
+    query: { group_by: "landing_page", interval: "last_365_days", timezone: "America/New_York" },
+  },
+];
+
+interface Figures {
+  p50: number;
+  p99: number;
+}
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN;
+}
+
+async function measure(run: () => Promise<unknown>): Promise<Figures> {
+  for (let i = 0; i < 10; i++) await run();
+  const times: number[] = [];
+  for (let i = 0; i < iterations; i++) {
+    const started = performance.now();
+    await run();
+    times.push(performance.now() - started);
+  }
+  times.sort((a, b) => a - b);
+  return { p50: percentile(times, 50), p99: percentile(times, 99) };
+}
+
+async function benchTarget(url: string): Promise<{ clicks: number; figures: Figures[] }> {
+  const { db, endpoint } = await openLocalDatabase(url);
+  try {
+    const program = await endpoint.query(
+      "select program_id from referral_links where short_link like 'bench%' order by id limit 1",
+    );
+    const programId = Number(program.rows[0]?.program_id);
+    if (!programId) throw new Error(`${url} holds no bench data: run npm run bench:generate first`);
+    const clicks = Number(
+      (
+        await endpoint.query("select count(*) as n from affiliate_click_events where program_id = $1", [
+          programId,
+        ])
+      ).rows[0]?.n,
+    );
+    const issued = await issueApiKey(false);
+    await endpoint.query(
+      "insert into program_api_keys (program_id, key_hash, key_prefix, is_test) values ($1, $2, $3, false)",
+      [programId, issued.keyHash, issued.keyPrefix],
+    );
+    await rollUpAll(db, new Date());
+    const figures: Figures[] = [];
+    for (const s of scenarios) {
+      figures.push(
+        await measure(() =>
+          s.query ? analytics(db, issued.keyHash, s.query) : readiness(db, issued.keyHash),
+        ),
+      );
+    }
+    await endpoint.query("update program_api_keys set revoked_at = now() where key_hash = $1", [
+      issued.keyHash,
+    ]);
+    return { clicks, figures };
+  } finally {
+    await endpoint.close();
+  }
+}
+
+async function readiness(db: Database, keyHash: string) {
+  const read = await readReadinessFacts(db, { keyHash }, new Date());
+  if (!read.facts) throw new Error("readiness read no facts");
+}
+
+/** What the analytics route does after its middleware: key and reach in one round trip, then the report. */
+async function analytics(db: Database, keyHash: string, query: Record<string, string>) {
+  const { key, reach } = await readKeyAndReach(db, keyHash);
+  const parsed = parseAnalyticsQuery(query, new Date());
+  if (!key || !parsed.ok) throw new Error("bad key or query");
+  await readAnalytics(db, key.programId, parsed.query, reach);
+}
+
+const results: Array<{ label: string; clicks: number; figures: Figures[] }> = [];
+for (const t of targets) results.push({ label: t.label, ...(await benchTarget(t.url)) });
+
+const ms = (n: number) => n.toFixed(1).padStart(7);
+const header = [
+  "query".padEnd(52),
+  ...results.flatMap((r) => [`${r.label} p50`.padStart(9), `${r.label} p99`.padStart(9)]),
+  "p50 ratio".padStart(10),
+].join(" ");
+console.log(
+  `clicks: ${results.map((r) => `${r.label} = ${r.clicks}`).join(", ")}; ${iterations} runs each, ms`,
+);
+console.log(header);
+scenarios.forEach((s, i) => {
+  const row = results.map((r) => r.figures[i] as Figures);
+  const ratio = (row[1]?.p50 ?? 0) / (row[0]?.p50 ?? 1);
+  console.log(
+    [
+      s.name.padEnd(52),
+      ...row.flatMap((f) => [`  ${ms(f.p50)}`, `  ${ms(f.p99)}`]),
+      ratio.toFixed(2).padStart(10),
+    ].join(" "),
+  );
+});

@@ -1,0 +1,194 @@
+import { type SQL, sql } from "drizzle-orm";
+import { analyticsDimensions } from "../../schema/analytics.ts";
+import type { Database } from "../db/client.ts";
+import { dimensionValue, measureColumns, scopedEventFacts, summedMeasures } from "./event-facts.ts";
+
+/**
+ * An hour is rolled up once it ended this long ago. Events carry the time their request started
+ * (`created_at` is the request's clock), so a write still in flight may commit an event a few seconds into
+ * an hour that is already over; two minutes leave every request (30 seconds at most on Workers) time to
+ * commit. Answers never wait on it: whatever the rollups do not reach yet is read raw.
+ */
+export const rollupSettleMs = 2 * 60_000;
+
+/** Hours of one program rolled up by one run, at most (a long backlog is caught up over several runs). */
+export const defaultMaxHoursPerRun = 24 * 31;
+
+/** One lock serializes every run of the job and the rebuild (any key the other jobs do not use). */
+const rollupLockKey = 7_301_215_001;
+
+const hourMs = 3_600_000;
+
+export interface RollupOptions {
+  /** Only these programs (the rebuild of one program, tests); default every program. */
+  programIds?: readonly number[];
+  maxHoursPerRun?: number;
+}
+
+export interface RollupRun {
+  /** Programs whose hours moved forward in this run. */
+  programs: number;
+  /** Hour, day and month rows written. */
+  rows: number;
+}
+
+function programScope(column: SQL, programIds: readonly number[] | undefined): SQL {
+  if (!programIds) return sql`true`;
+  if (programIds.length === 0) return sql`false`;
+  return sql`${column} = any(${`{${programIds.map((id) => Math.trunc(id)).join(",")}}`}::int[])`;
+}
+
+const sums = sql.raw(measureColumns.join(", "));
+
+/** The hours up to which a run at `now` may roll up: the last whole UTC hour that ended `rollupSettleMs` ago. */
+export function rollupTarget(now: Date): Date {
+  return new Date(Math.floor((now.getTime() - rollupSettleMs) / hourMs) * hourMs);
+}
+
+/**
+ * One run of the rollup job, in one transaction (one batch) that holds the rollup lock from its first
+ * statement, so two overlapping runs never roll an hour twice: the second waits, then finds the hours done.
+ * The rows are plain inserts under the primary key, so even without the lock a second copy of an hour
+ * would fail the whole run rather than count twice.
+ *
+ * 1. A program with events and no progress row starts at its first event's UTC hour, day and month.
+ * 2. Each program's hours from `hours_until` up to the target (at most `maxHoursPerRun`) are read from the
+ *    raw events (the same facts the raw reads use) and written as hourly rows, one per dimension, value and
+ *    currency; `hours_until` moves to the end of them.
+ * 3. Whole UTC days below `hours_until` are summed from the hourly rows into daily rows, whole UTC months
+ *    below `days_until` from the daily rows into monthly rows.
+ *
+ * Refunds and commissions are facts at their own time, so a refund of an old sale lands in the hour it
+ * arrived in, which is not rolled up yet: no past row ever changes.
+ */
+export async function rollUpAnalytics(
+  db: Database,
+  now: Date,
+  options: RollupOptions = {},
+): Promise<RollupRun> {
+  const target = rollupTarget(now).toISOString();
+  const maxHours = Math.max(1, Math.trunc(options.maxHoursPerRun ?? defaultMaxHoursPerRun));
+  const inScope = (column: SQL) => programScope(column, options.programIds);
+  const dimensions = sql.join(
+    analyticsDimensions.map((d) => sql`(${d}, ${dimensionValue(d)})`),
+    sql`, `,
+  );
+  const pending = sql`
+    select program_id, hours_until as from_at,
+           least(${target}::timestamptz, hours_until + ${maxHours}::int * interval '1 hour') as to_at
+    from analytics_rollup_progress
+    where hours_until < ${target}::timestamptz and ${inScope(sql`program_id`)}`;
+  const results = await db.batch([
+    db.execute(sql`select pg_advisory_xact_lock(${rollupLockKey}::bigint)`),
+    db.execute(sql`
+      insert into analytics_rollup_progress (program_id, hours_until, days_until, months_until)
+      select id, date_trunc('hour', first_at, 'UTC'), date_trunc('day', first_at, 'UTC'),
+             date_trunc('month', first_at, 'UTC')
+      from (
+        select p.id, least(
+                 (select min(created_at) from affiliate_click_events where program_id = p.id),
+                 (select min(created_at) from affiliate_lead_events where program_id = p.id),
+                 (select min(created_at) from affiliate_sale_events where program_id = p.id),
+                 (select min(created_at) from commissions where program_id = p.id)) as first_at
+        from programs p
+        where ${inScope(sql`p.id`)}
+          and not exists (select 1 from analytics_rollup_progress g where g.program_id = p.id)
+      ) f
+      where first_at is not null and first_at < ${target}::timestamptz`),
+    db.execute(sql`
+      with w as (${pending}),
+      hourly as (
+        insert into analytics_rollups (program_id, dimension, grain, bucket_start, value, currency, ${sums})
+        select f.program_id, d.dimension, 'hour', date_trunc('hour', f.at, 'UTC'), d.value, f.currency,
+               ${summedMeasures}
+        from w
+        cross join lateral (${scopedEventFacts({
+          program: (column) => sql`${column} = w.program_id`,
+          time: (column) => sql`${column} >= w.from_at and ${column} < w.to_at`,
+        })}) f
+        cross join lateral (values ${dimensions}) d(dimension, value)
+        group by 1, 2, 3, 4, 5, 6
+        returning 1),
+      moved as (
+        update analytics_rollup_progress g set hours_until = w.to_at, updated_at = ${now.toISOString()}::timestamptz
+        from w where g.program_id = w.program_id
+        returning 1)
+      select (select count(*) from moved) as programs, (select count(*) from hourly) as rows`),
+    db.execute(sql`
+      with w as (
+        select program_id, days_until as from_at, date_trunc('day', hours_until, 'UTC') as to_at
+        from analytics_rollup_progress
+        where days_until < date_trunc('day', hours_until, 'UTC') and ${inScope(sql`program_id`)}),
+      daily as (
+        insert into analytics_rollups (program_id, dimension, grain, bucket_start, value, currency, ${sums})
+        select r.program_id, r.dimension, 'day', date_trunc('day', r.bucket_start, 'UTC'), r.value, r.currency,
+               ${summedMeasures}
+        from w join analytics_rollups r
+          on r.program_id = w.program_id and r.grain = 'hour'
+         and r.bucket_start >= w.from_at and r.bucket_start < w.to_at
+        group by 1, 2, 3, 4, 5, 6
+        returning 1),
+      moved as (
+        update analytics_rollup_progress g set days_until = w.to_at from w where g.program_id = w.program_id
+        returning 1)
+      select (select count(*) from moved) as programs, (select count(*) from daily) as rows`),
+    db.execute(sql`
+      with w as (
+        select program_id, months_until as from_at, date_trunc('month', days_until, 'UTC') as to_at
+        from analytics_rollup_progress
+        where months_until < date_trunc('month', days_until, 'UTC') and ${inScope(sql`program_id`)}),
+      monthly as (
+        insert into analytics_rollups (program_id, dimension, grain, bucket_start, value, currency, ${sums})
+        select r.program_id, r.dimension, 'month', date_trunc('month', r.bucket_start, 'UTC'), r.value,
+               r.currency, ${summedMeasures}
+        from w join analytics_rollups r
+          on r.program_id = w.program_id and r.grain = 'day'
+         and r.bucket_start >= w.from_at and r.bucket_start < w.to_at
+        group by 1, 2, 3, 4, 5, 6
+        returning 1),
+      moved as (
+        update analytics_rollup_progress g set months_until = w.to_at from w where g.program_id = w.program_id
+        returning 1)
+      select (select count(*) from moved) as programs, (select count(*) from monthly) as rows`),
+  ]);
+  const counts = results.slice(2).map((r) => r.rows[0] as { programs: unknown; rows: unknown });
+  return {
+    programs: Number(counts[0]?.programs ?? 0),
+    rows: counts.reduce((n, c) => n + Number(c?.rows ?? 0), 0),
+  };
+}
+
+/**
+ * Rolls up until nothing is left below the target: the job's catch-up, and the second half of a rebuild.
+ * Returns the runs' totals.
+ */
+export async function rollUpAll(db: Database, now: Date, options: RollupOptions = {}): Promise<RollupRun> {
+  const total: RollupRun = { programs: 0, rows: 0 };
+  for (;;) {
+    const run = await rollUpAnalytics(db, now, options);
+    total.rows += run.rows;
+    total.programs = Math.max(total.programs, run.programs);
+    if (run.programs === 0) return total;
+  }
+}
+
+/**
+ * Throws away the rollups (of the given programs, or all) and rolls them up again from the raw events. While
+ * it runs, the programs being rebuilt are answered from raw events (no progress row), so answers stay exact.
+ */
+export async function rebuildRollups(
+  db: Database,
+  now: Date,
+  options: { programIds?: readonly number[] } = {},
+): Promise<RollupRun> {
+  const inScope = (column: SQL) => programScope(column, options.programIds);
+  await db.batch([
+    db.execute(sql`select pg_advisory_xact_lock(${rollupLockKey}::bigint)`),
+    db.execute(sql`delete from analytics_rollup_progress where ${inScope(sql`program_id`)}`),
+    db.execute(sql`delete from analytics_rollups where ${inScope(sql`program_id`)}`),
+  ]);
+  return rollUpAll(db, now, {
+    ...(options.programIds ? { programIds: options.programIds } : {}),
+    maxHoursPerRun: 24 * 92,
+  });
+}
