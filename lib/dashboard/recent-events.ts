@@ -74,21 +74,28 @@ function kindQuery(kind: EventKind, programId: number, q: EventsQuery, take: num
         from ${clickEvents} where ${clickEvents.programId} = ${programId}::int
           and ${common(sql`${clickEvents.createdAt}`, sql`${clickEvents.id}`, sql`${clickEvents.isTest}`)})`;
     case "lead":
-      return sql`(select 'lead'::text, ${rank}::int, ${leadEvents.id}, ${leadEvents.createdAt}, ${leadEvents.isTest},
-          ${leadEvents.partnerId}, null::int, ${leadEvents.clickId}, null::text, ${leadEvents.customerKey},
-          ${leadEvents.eventName}, ${leadEvents.provisional}, null::bigint, null::text, null::text, null::text
+      return sql`(select 'lead'::text as kind, ${rank}::int as rank, ${leadEvents.id} as id,
+          ${leadEvents.createdAt} as created_at, ${leadEvents.isTest} as is_test, ${leadEvents.partnerId} as partner_id,
+          null::int as link_id, ${leadEvents.clickId} as click_id, null::text as landing_page,
+          ${leadEvents.customerKey} as customer_key, ${leadEvents.eventName} as event_name,
+          ${leadEvents.provisional} as provisional, null::bigint as amount_cents, null::text as currency,
+          null::text as transaction_id, null::text as reason
         from ${leadEvents} where ${leadEvents.programId} = ${programId}::int
           and ${common(sql`${leadEvents.createdAt}`, sql`${leadEvents.id}`, sql`${leadEvents.isTest}`)})`;
     case "sale":
-      return sql`(select 'sale'::text, ${rank}::int, ${saleEvents.id}, ${saleEvents.createdAt}, ${saleEvents.isTest},
-          ${saleEvents.partnerId}, null::int, null::text, null::text, null::text, null::text, null::boolean,
-          ${saleEvents.amountCents}, ${saleEvents.currency}, ${saleEvents.processorEventId}, null::text
+      return sql`(select 'sale'::text as kind, ${rank}::int as rank, ${saleEvents.id} as id,
+          ${saleEvents.createdAt} as created_at, ${saleEvents.isTest} as is_test, ${saleEvents.partnerId} as partner_id,
+          null::int as link_id, null::text as click_id, null::text as landing_page, null::text as customer_key,
+          null::text as event_name, null::boolean as provisional, ${saleEvents.amountCents} as amount_cents,
+          ${saleEvents.currency} as currency, ${saleEvents.processorEventId} as transaction_id, null::text as reason
         from ${saleEvents} where ${saleEvents.programId} = ${programId}::int
           and ${common(sql`${saleEvents.createdAt}`, sql`${saleEvents.id}`, sql`${saleEvents.isTest}`)})`;
     case "refund":
-      return sql`(select 'refund'::text, ${rank}::int, r.id, r.created_at, s.is_test, s.partner_id, null::int,
-          null::text, null::text, null::text, null::text, null::boolean, r.amount_cents, s.currency,
-          s.processor_event_id, r.reason
+      return sql`(select 'refund'::text as kind, ${rank}::int as rank, r.id as id, r.created_at as created_at,
+          s.is_test as is_test, s.partner_id as partner_id, null::int as link_id, null::text as click_id,
+          null::text as landing_page, null::text as customer_key, null::text as event_name,
+          null::boolean as provisional, r.amount_cents as amount_cents, s.currency as currency,
+          s.processor_event_id as transaction_id, r.reason as reason
         from ${refunds} r join ${saleEvents} s on s.id = r.sale_id
         where r.program_id = ${programId}::int
           and ${common(sql`r.created_at`, sql`r.id`, sql`s.is_test`)})`;
