@@ -78,6 +78,8 @@ export const refunds = pgTable(
     saleId: bigint("sale_id", { mode: "number" })
       .notNull()
       .references(() => saleEvents.id),
+    /** The sale's program, set by the database at insert (trigger, migration 0016) for the dashboard feed. */
+    programId: integer("program_id"),
     commissionId: bigint("commission_id", { mode: "number" }).references(() => commissions.id),
     idempotencyKey: text("idempotency_key").notNull(),
     refundId: text("refund_id"),
@@ -93,5 +95,6 @@ export const refunds = pgTable(
   (t) => [
     uniqueIndex("refunds_sale_idempotency_unique").on(t.saleId, t.idempotencyKey),
     index("refunds_created_idx").on(t.createdAt),
+    index("refunds_program_created_idx").on(t.programId, t.createdAt),
   ],
 );

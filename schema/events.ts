@@ -53,6 +53,7 @@ export const clickEvents = pgTable(
     uniqueIndex("affiliate_click_events_click_id_unique").on(t.clickId),
     index("affiliate_click_events_program_created_idx").on(t.programId, t.createdAt),
     index("affiliate_click_events_created_brin").using("brin", t.createdAt),
+    index("affiliate_click_events_program_test_idx").on(t.programId, t.createdAt).where(sql`${t.isTest}`),
   ],
 );
 

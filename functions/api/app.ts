@@ -25,6 +25,7 @@ import { registerRefund } from "./routes/track/refund.ts";
 import { registerSale } from "./routes/track/sale.ts";
 import { registerVisit } from "./routes/track/visit.ts";
 import { registerTrackerScript } from "./routes/tracker-script.ts";
+import { registerTracking } from "./routes/tracking/index.ts";
 
 /** The API worker's Hono app: cross-cutting middleware, then one registration per endpoint. */
 export function createApp(): OpenAPIHono<AppEnv> {
@@ -62,6 +63,7 @@ export function createApp(): OpenAPIHono<AppEnv> {
   registerApiKeys(app);
   registerPartnersAndLinks(app);
   registerPrograms(app);
+  registerTracking(app);
   registerDocs(app);
   return app;
 }

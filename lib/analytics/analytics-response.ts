@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 
-const Money = z.object({
+export const Money = z.object({
   sales: z.number().int(),
   revenue_cents: z.number().int(),
   refunds: z.number().int(),
@@ -13,7 +13,7 @@ const Money = z.object({
   earnings_per_click_cents: z.number().nullable(),
 });
 
-const Figures = {
+export const Figures = {
   clicks: z.number().int(),
   leads: z
     .number()

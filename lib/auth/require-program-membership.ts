@@ -1,18 +1,21 @@
-import { sql } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
+import { programs } from "../../schema/programs.ts";
+import { type memberRoles, workspaceMembers } from "../../schema/workspaces.ts";
 import type { Database } from "../db/client.ts";
 import { platformError } from "../errors/api-error.ts";
 
-export type MemberRole = "owner" | "admin" | "member";
+export type MemberRole = (typeof memberRoles)[number];
 
-/** The signed-in person's standing on a program: their active role on its workspace, or a refusal. */
+/**
+ * The signed-in person's access to one program: the role of their active membership on the program's
+ * workspace, or a refusal. A program that does not exist, another workspace's program and a removed or
+ * invited membership are one and the same refusal, so a caller learns nothing about programs not theirs.
+ */
 export type ProgramMembership =
   | { ok: true; role: MemberRole; advertiserId: number }
   | { ok: false; reason: "no_access" };
 
-/**
- * One message for "another workspace's program", "no such program" and "no active membership": the
- * answer is the same 403 in each case, so program ids cannot be probed.
- */
+/** The one message of that refusal (403), on the settings and the dashboard routes alike. */
 export const PROGRAM_ACCESS_REFUSED = "You do not have access to this program";
 
 export function programAccessRefused() {
@@ -35,12 +38,21 @@ export async function requireProgramMembership(
   programId: number | undefined,
 ): Promise<ProgramMembership> {
   if (programId === undefined) return { ok: false, reason: "no_access" };
-  const read = await db.execute<{ role: MemberRole; advertiser_id: number }>(sql`
-    select m.role, m.advertiser_id
-    from programs p
-    join workspace_members m on m.advertiser_id = p.advertiser_id
-    where p.id = ${programId} and m.user_id = ${userId} and m.status = 'active'`);
-  const row = read.rows[0];
-  if (!row) return { ok: false, reason: "no_access" };
-  return { ok: true, role: row.role, advertiserId: Number(row.advertiser_id) };
+  const rows = await db
+    .select({ role: workspaceMembers.role, advertiserId: programs.advertiserId })
+    .from(programs)
+    .innerJoin(
+      workspaceMembers,
+      and(
+        eq(workspaceMembers.advertiserId, programs.advertiserId),
+        eq(workspaceMembers.userId, userId),
+        eq(workspaceMembers.status, "active"),
+      ),
+    )
+    .where(eq(programs.id, programId))
+    .limit(1);
+  const row = rows[0];
+  return row
+    ? { ok: true, role: row.role, advertiserId: row.advertiserId }
+    : { ok: false, reason: "no_access" };
 }

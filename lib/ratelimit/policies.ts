@@ -28,4 +28,8 @@ export const rateLimits = {
   signIn: perMinute("sign-in", 30, "ip"),
   /** Ours: session, token, sign-out, partners and links routes, per sign-in token. */
   dashboard: perMinute("dashboard", 60, "token"),
+  /** Ours: dashboard reads (/api/tracking status, events, performance, readiness, check-test-events). */
+  trackingRead: perMinute("tracking-read", 120, "token"),
+  /** Ours: dashboard test events and verification chains (the chain also keeps its hourly cap). */
+  trackingWrite: perMinute("tracking-write", 20, "token"),
 } as const satisfies Record<string, RateLimitPolicy>;

@@ -1,0 +1,67 @@
+import type { z } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import {
+  programAccessRefused,
+  requireProgramMembership,
+} from "../../../../lib/auth/require-program-membership.ts";
+import { requireSession } from "../../../../lib/auth/require-session.ts";
+import { platformError } from "../../../../lib/errors/api-error.ts";
+import {
+  payloadTooLargeResponse,
+  platformErrorResponse,
+  rateLimitedResponse,
+} from "../../../../lib/errors/openapi-responses.ts";
+import type { AppEnv } from "../../../../lib/http/app-env.ts";
+import { limitBody } from "../../../../lib/http/body-limit.ts";
+import { errorPolicy } from "../../../../lib/http/dependencies.ts";
+import { rateLimit } from "../../../../lib/ratelimit/middleware.ts";
+import type { RateLimitPolicy } from "../../../../lib/ratelimit/types.ts";
+import { assertStorableText } from "../../../../lib/validation/storable-text.ts";
+
+/** The middleware of every dashboard route, in order: 500 wording, body limit (writes), rate limit, session. */
+export function dashboardMiddleware(failureMessage: string, policy: RateLimitPolicy, withBody: boolean) {
+  return [errorPolicy(failureMessage), ...(withBody ? [limitBody()] : []), rateLimit(policy), requireSession];
+}
+
+/** The signed-in person's active membership on the program's workspace, or 403. */
+export async function requireProgramAccess(c: Context<AppEnv>, programId: number): Promise<void> {
+  const session = c.get("session");
+  if (!session) throw new Error("dashboard route without a session");
+  const membership = await requireProgramMembership(c.get("deps").db, session.userId, programId);
+  if (!membership.ok) throw programAccessRefused();
+}
+
+/**
+ * Validation failures of these routes name the parameter: 400, `error.code` `invalid_parameter`,
+ * `error.details.parameter` (as the analytics route does for its query).
+ */
+export function invalidParameter(parameter: string, message: string) {
+  return platformError(400, message, { code: "invalid_parameter", details: { parameter } });
+}
+
+export function validationHook<T>(
+  result: { success: true; data: T } | { success: false; error: z.ZodError },
+): undefined {
+  if (!result.success) {
+    const issue = result.error.issues[0];
+    throw invalidParameter(String(issue?.path[0] ?? "body"), issue?.message ?? "Invalid request");
+  }
+  assertStorableText(result.data);
+  return undefined;
+}
+
+export const dashboardErrors = {
+  400: platformErrorResponse("A parameter is invalid (`invalid_parameter`, `details.parameter` names it)"),
+  401: platformErrorResponse(
+    "No sign-in token (`Sign-in required`), an unknown, expired or revoked one, or a program API key",
+  ),
+  403: platformErrorResponse(
+    "No active membership on the program's workspace, or no such program (`You do not have access to this " +
+      "program`); a suspended account; a cookie-authenticated POST from another origin",
+  ),
+  429: rateLimitedResponse,
+};
+
+export const bodyErrors = { 413: payloadTooLargeResponse };
+
+export const sessionSecurity: Record<string, string[]>[] = [{ bearerAuth: [] }, { sessionCookie: [] }];
