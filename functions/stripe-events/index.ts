@@ -11,9 +11,8 @@
  * send is harmless).
  */
 import Stripe from "stripe";
-import { z } from "zod";
 import { systemClock } from "../../lib/clock.ts";
-import { readConfig } from "../../lib/config/env.ts";
+import { readStripeEventsConfig } from "../../lib/config/env.ts";
 import { databaseFor } from "../../lib/db/client.ts";
 import { payloadTooLargeMessage, readTextWithin } from "../../lib/http/body-limit.ts";
 import { errorFields, rootLogger, scalarFields } from "../../lib/log.ts";
@@ -46,8 +45,6 @@ const webhookPath = "/webhooks/stripe";
  */
 const maxEventBytes = 256 * 1024;
 
-const SecretSchema = z.string().min(1, "STRIPE_WEBHOOK_SECRET is required");
-
 // Once per isolate. Only webhook verification is used: no API call is made, so no secret key is needed.
 const stripe = new Stripe("sk_unused_webhooks_only", { httpClient: Stripe.createFetchHttpClient() });
 const cryptoProvider = Stripe.createSubtleCryptoProvider();
@@ -65,7 +62,8 @@ async function handleWebhook(
   env: StripeEventsBindings,
   ctx: ExecutionContext,
 ): Promise<Response> {
-  const secret = SecretSchema.parse(env.STRIPE_WEBHOOK_SECRET);
+  const config = readStripeEventsConfig(env);
+  const secret = config.stripeWebhookSecret;
   const signature = request.headers.get("stripe-signature");
   const rawBody = await readTextWithin(request, maxEventBytes);
   if (rawBody === null) {
@@ -96,7 +94,7 @@ async function handleWebhook(
     return json(200, { received: true, outcome: "ignored", reason: "no connected account" });
   }
 
-  const db = databaseFor(readConfig(env));
+  const db = databaseFor(config);
   const now = systemClock.now();
   const claim = await claimEvent(db, {
     eventId: event.id,

@@ -1,8 +1,8 @@
 import { createMiddleware } from "hono/factory";
 import { platformError, typedError } from "../errors/api-error.ts";
 import type { AppEnv } from "../http/app-env.ts";
-import { parseBearer } from "./bearer.ts";
 import type { KeyMessages } from "./program-key.ts";
+import { requestCredential } from "./request-credential.ts";
 
 /**
  * Refuses a request whose Authorization header cannot hold a key (absent, not Bearer, empty token) before
@@ -11,7 +11,7 @@ import type { KeyMessages } from "./program-key.ts";
  */
 export function requireBearer(messages: KeyMessages) {
   return createMiddleware<AppEnv>(async (c, next) => {
-    const header = parseBearer(c.req.header("Authorization"));
+    const { header } = await requestCredential(c);
     if (header.kind === "token") return next();
     const message = header.kind === "empty" ? messages.empty : messages.missing;
     throw messages.envelope === "typed"

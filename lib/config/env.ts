@@ -79,3 +79,28 @@ export function readConfig(env: object): Config {
   parsed.set(env, config);
   return config;
 }
+
+const StripeEventsEnvSchema = z.object({
+  STRIPE_WEBHOOK_SECRET: z.string().min(1, "STRIPE_WEBHOOK_SECRET is required"),
+});
+
+/** The events worker's configuration: the API worker's, and the signing secret of its webhook endpoint. */
+export interface StripeEventsConfig extends Config {
+  stripeWebhookSecret: string;
+}
+
+const parsedStripeEvents = new WeakMap<object, StripeEventsConfig>();
+
+/** `readConfig` for the events worker (`functions/stripe-events/`): once per isolate, like the API worker's. */
+export function readStripeEventsConfig(env: object): StripeEventsConfig {
+  const cached = parsedStripeEvents.get(env);
+  if (cached) return cached;
+  const result = StripeEventsEnvSchema.safeParse(env);
+  if (!result.success) {
+    const problems = result.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`);
+    throw new ConfigError(`Invalid worker configuration: ${problems.join("; ")}`);
+  }
+  const config = { ...readConfig(env), stripeWebhookSecret: result.data.STRIPE_WEBHOOK_SECRET };
+  parsedStripeEvents.set(env, config);
+  return config;
+}

@@ -1,4 +1,5 @@
 import type { KeyRotation } from "../auth/program-key.ts";
+import type { RequestCredential } from "../auth/request-credential.ts";
 import type { Session } from "../auth/require-session.ts";
 import type { Clock } from "../clock.ts";
 import type { Config } from "../config/env.ts";
@@ -44,6 +45,8 @@ export interface AppEnv {
     keyRotation: KeyRotation | undefined;
     /** The SHA-256 of the Bearer token when it matched a stored key; the rate limiter then counts per key. */
     authenticatedKeyHash: string | undefined;
+    /** The parsed Authorization header and its token's hash, once per request (`requestCredential`). */
+    credential: RequestCredential | undefined;
     /** The signed-in person on dashboard and settings routes (set by `requireSession`). */
     session: Session | undefined;
     /** Statuses this route answers without `X-Request-ID` (`omitRequestIdOn`). */

@@ -1,6 +1,6 @@
 import { createMiddleware } from "hono/factory";
 import { sha256Hex } from "../auth/api-keys.ts";
-import { bearerToken } from "../auth/bearer.ts";
+import { requestCredential } from "../auth/request-credential.ts";
 import { cookieValue, SESSION_COOKIE } from "../auth/sign-in-tokens.ts";
 import { typedError } from "../errors/api-error.ts";
 import { renderError } from "../errors/envelopes.ts";
@@ -19,11 +19,12 @@ const authenticatedKeys = new KnownKeys();
 export function rateLimit(policy: RateLimitPolicy) {
   return createMiddleware<AppEnv>(async (c, next) => {
     // The dashboard page sends its sign-in token in a cookie; it counts like the same token as Bearer.
-    const token =
-      policy.countedPer === "token"
-        ? (bearerToken(c.req.header("Authorization")) ?? cookieValue(c.req.header("Cookie"), SESSION_COOKIE))
-        : undefined;
-    const keyHash = token ? await sha256Hex(token) : null;
+    let keyHash: string | null = null;
+    if (policy.countedPer === "token") {
+      keyHash = (await requestCredential(c)).keyHash;
+      const cookie = keyHash ? undefined : cookieValue(c.req.header("Cookie"), SESSION_COOKIE);
+      if (cookie) keyHash = await sha256Hex(cookie);
+    }
     const key = bucketKey(keyHash, clientIp(c));
     const result = await c.get("deps").rateLimiter.check(policy, key);
     if (!result.allowed) {

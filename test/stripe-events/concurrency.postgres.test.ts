@@ -17,6 +17,7 @@ import {
   keptPaymentsOf,
   pendingOf,
   type StripeEventPayload,
+  saleCall,
   salesOf,
 } from "./stripe-harness.ts";
 
@@ -128,5 +129,36 @@ describe("concurrent deliveries of one subscription payment's events (PostgreSQL
     expect(await commissionsOf(p.programId)).toHaveLength(1);
     expect(await customersOf(p.programId)).toMatchObject([{ clickId, providerCustomerId: customer }]);
     for (const kept of await keptPaymentsOf(p.programId)) expect(kept.appliedAt).not.toBeNull();
+  });
+});
+
+describe("one payment on both paths at once (PostgreSQL)", () => {
+  it("checkout.session.completed and 5 sale calls with the session id at once: one sale, one commission", async () => {
+    const p = await connectedProgram({ commissionRate: "20" });
+    const clickId = await click(p);
+    const session = checkoutSession({ amount: 10_000, metadata: { service_click_id: clickId } });
+    const e = event("checkout.session.completed", session, { account: p.accountId });
+    const [delivered, ...calls] = await Promise.all([
+      deliver(e),
+      ...Array.from({ length: 5 }, () =>
+        saleCall(p, { transaction_id: session.id, amount_cents: 10_000, click_id: clickId }),
+      ),
+    ]);
+    expect(await salesOf(p.programId)).toHaveLength(1);
+    expect(await commissionsOf(p.programId)).toHaveLength(1);
+    expect(await balanceOf(p.programId, p.partnerIds[0])).toBe(2_000);
+    const [sale] = await salesOf(p.programId);
+    // Whichever path won, every other answer names the one sale.
+    const recordedByCall = calls.filter((r) => r.status === 200);
+    expect(recordedByCall.length + (delivered?.body.outcome === "recorded" ? 1 : 0)).toBe(1);
+    for (const r of calls.filter((c) => c.status !== 200)) {
+      expect(r.status).toBe(409);
+      expect(r.body).toMatchObject({
+        error: { code: "duplicate_transaction", details: { sale_id: sale?.id } },
+      });
+    }
+    if (delivered?.body.outcome !== "recorded") {
+      expect(delivered?.body).toMatchObject({ outcome: "duplicate", sale_id: sale?.id });
+    }
   });
 });

@@ -1,6 +1,5 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
-import { sha256Hex } from "../../../../lib/auth/api-keys.ts";
-import { parseBearer } from "../../../../lib/auth/bearer.ts";
+import { requestCredential } from "../../../../lib/auth/request-credential.ts";
 import { requireBearer } from "../../../../lib/auth/require-bearer.ts";
 import { keyRotationNotice } from "../../../../lib/auth/rotation-notice.ts";
 import { StatusResponseSchema } from "../../../../lib/cli/cli-schemas.ts";
@@ -48,8 +47,9 @@ export function registerStatus(app: OpenAPIHono<AppEnv>): void {
   );
   app.openapi(statusRoute, async (c) => {
     const { db, clock, config } = c.get("deps");
-    const header = parseBearer(c.req.header("Authorization"));
-    const keyHash = header.kind === "token" ? await sha256Hex(header.token) : "";
+    const credential = await requestCredential(c);
+    const header = credential.header;
+    const keyHash = credential.keyHash ?? "";
     const result = await getStatus(db, { header, keyHash, now: clock.now(), docsUrl: config.docsUrl });
     if (result.outcome === "refused") throw result.error;
     c.set("authenticatedKeyHash", keyHash);

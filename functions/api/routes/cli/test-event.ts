@@ -1,7 +1,6 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { sha256Hex } from "../../../../lib/auth/api-keys.ts";
-import { parseBearer } from "../../../../lib/auth/bearer.ts";
+import { requestCredential } from "../../../../lib/auth/request-credential.ts";
 import { requireBearer } from "../../../../lib/auth/require-bearer.ts";
 import { keyRotationNotice } from "../../../../lib/auth/rotation-notice.ts";
 import { TestEventRequestSchema, TestEventResponseSchema } from "../../../../lib/cli/cli-schemas.ts";
@@ -106,8 +105,9 @@ export function registerTestEvent(app: OpenAPIHono<AppEnv>): void {
     // A chain's 500 has its own message (spec section 7).
     if (request.kind === "chain")
       c.set("errorPolicy", cliFailurePolicy("Failed to run synthetic chain", c.get("requestId")));
-    const header = parseBearer(c.req.header("Authorization"));
-    const keyHash = header.kind === "token" ? await sha256Hex(header.token) : "";
+    const credential = await requestCredential(c);
+    const header = credential.header;
+    const keyHash = credential.keyHash ?? "";
     const result = await runTestEvent(db, inProcessTracking(app, c), {
       header,
       keyHash,

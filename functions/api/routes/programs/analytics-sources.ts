@@ -4,9 +4,8 @@ import { parseAnalyticsQuery } from "../../../../lib/analytics/analytics-request
 import { AnalyticsResponseSchema } from "../../../../lib/analytics/analytics-response.ts";
 import { readKeyAndReach } from "../../../../lib/analytics/analytics-store.ts";
 import { readAnalytics } from "../../../../lib/analytics/read-analytics.ts";
-import { sha256Hex } from "../../../../lib/auth/api-keys.ts";
-import { parseBearer } from "../../../../lib/auth/bearer.ts";
 import { evaluateApiKey, type KeyMessages, readinessKeyMessages } from "../../../../lib/auth/program-key.ts";
+import { requestCredential } from "../../../../lib/auth/request-credential.ts";
 import { requireBearer } from "../../../../lib/auth/require-bearer.ts";
 import { keyRotationNotice } from "../../../../lib/auth/rotation-notice.ts";
 import { platformError } from "../../../../lib/errors/api-error.ts";
@@ -81,8 +80,9 @@ export function registerAnalyticsSources(app: OpenAPIHono<AppEnv>): void {
 
 async function handleAnalyticsSources(c: Context<AppEnv>) {
   const { db, clock, config } = c.get("deps");
-  const header = parseBearer(c.req.header("Authorization"));
-  const keyHash = header.kind === "token" ? await sha256Hex(header.token) : "";
+  const credential = await requestCredential(c);
+  const header = credential.header;
+  const keyHash = credential.keyHash ?? "";
   const { key, reach } = await readKeyAndReach(db, keyHash);
   if (key) c.set("authenticatedKeyHash", keyHash);
   const now = clock.now();

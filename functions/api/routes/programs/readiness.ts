@@ -1,8 +1,7 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { sha256Hex } from "../../../../lib/auth/api-keys.ts";
-import { parseBearer } from "../../../../lib/auth/bearer.ts";
 import { evaluateApiKey, readinessKeyMessages } from "../../../../lib/auth/program-key.ts";
+import { requestCredential } from "../../../../lib/auth/request-credential.ts";
 import { requireBearer } from "../../../../lib/auth/require-bearer.ts";
 import { keyRotationNotice } from "../../../../lib/auth/rotation-notice.ts";
 import { okResponse, rateLimitedResponse } from "../../../../lib/errors/openapi-responses.ts";
@@ -49,8 +48,9 @@ export function registerReadiness(app: OpenAPIHono<AppEnv>): void {
 
 async function handleReadiness(c: Context<AppEnv>) {
   const { db, clock, config } = c.get("deps");
-  const header = parseBearer(c.req.header("Authorization"));
-  const keyHash = header.kind === "token" ? await sha256Hex(header.token) : "";
+  const credential = await requestCredential(c);
+  const header = credential.header;
+  const keyHash = credential.keyHash ?? "";
   const { key, verdict } = await readReadiness(db, { keyHash }, clock);
   if (key) c.set("authenticatedKeyHash", keyHash);
   const keyVerdict = evaluateApiKey(header, key, clock.now(), readinessKeyMessages, config.docsUrl);

@@ -1,9 +1,8 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { z } from "zod";
-import { sha256Hex } from "../../../../lib/auth/api-keys.ts";
-import { parseBearer } from "../../../../lib/auth/bearer.ts";
 import { evaluateApiKey, refundKeyMessages } from "../../../../lib/auth/program-key.ts";
+import { requestCredential } from "../../../../lib/auth/request-credential.ts";
 import { requireBearer } from "../../../../lib/auth/require-bearer.ts";
 import { keyRotationNotice } from "../../../../lib/auth/rotation-notice.ts";
 import { badRequest, platformError } from "../../../../lib/errors/api-error.ts";
@@ -73,8 +72,9 @@ type RefundBody = z.infer<typeof RefundResponseSchema>;
 
 async function handleRefund(c: Context<AppEnv>) {
   const { db, clock, config } = c.get("deps");
-  const header = parseBearer(c.req.header("Authorization"));
-  const keyHash = header.kind === "token" ? await sha256Hex(header.token) : "";
+  const credential = await requestCredential(c);
+  const header = credential.header;
+  const keyHash = credential.keyHash ?? "";
   const raw = await readJson(c);
   const rawTransactionId =
     raw.ok && raw.value && typeof raw.value === "object"

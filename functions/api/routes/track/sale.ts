@@ -1,7 +1,6 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
-import { sha256Hex } from "../../../../lib/auth/api-keys.ts";
-import { parseBearer } from "../../../../lib/auth/bearer.ts";
 import { saleKeyMessages } from "../../../../lib/auth/program-key.ts";
+import { requestCredential } from "../../../../lib/auth/request-credential.ts";
 import { requireBearer } from "../../../../lib/auth/require-bearer.ts";
 import { keyRotationNotice } from "../../../../lib/auth/rotation-notice.ts";
 import { platformError } from "../../../../lib/errors/api-error.ts";
@@ -64,8 +63,7 @@ export function registerSale(app: OpenAPIHono<AppEnv>): void {
   );
   app.openapi(saleRoute, async (c) => {
     const { db, clock, config } = c.get("deps");
-    const header = parseBearer(c.req.header("Authorization"));
-    const keyHash = header.kind === "token" ? await sha256Hex(header.token) : null;
+    const { header, keyHash } = await requestCredential(c);
     const outcome = await recordSale(
       db,
       { header, keyHash, body: c.req.valid("json"), now: clock.now(), docsUrl: config.docsUrl },
