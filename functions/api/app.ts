@@ -17,6 +17,7 @@ import { registerPartnersAndLinks } from "./routes/programs/partners-links.ts";
 import { registerPrograms } from "./routes/programs/programs.ts";
 import { registerReadiness } from "./routes/programs/readiness.ts";
 import { registerProgramSettings } from "./routes/programs/settings.ts";
+import { registerStripeConnect } from "./routes/programs/stripe-connect.ts";
 import { registerClick } from "./routes/track/click.ts";
 import { registerConfig } from "./routes/track/config.ts";
 import { registerLead } from "./routes/track/lead.ts";
@@ -60,6 +61,7 @@ export function createApp(): OpenAPIHono<AppEnv> {
   registerApiKeys(app);
   registerPartnersAndLinks(app);
   registerPrograms(app);
+  registerStripeConnect(app);
   registerDocs(app);
   return app;
 }
