@@ -69,6 +69,7 @@ export default defineConfig({
       },
       {
         plugins: [
+          stripeWithoutSourceMaps,
           cloudflareTest(async ({ inject }) => ({
             main: "./functions/api/index.ts",
             wrangler: { configPath: "./wrangler.toml" },
@@ -80,6 +81,11 @@ export default defineConfig({
                 OIDC_CLIENT_ID: inject("oidc").clientId,
                 OIDC_CLIENT_SECRET: inject("oidc").clientSecret,
                 OIDC_CLI_CLIENT_ID: inject("oidc").cliClientId,
+                STRIPE_SECRET_KEY: inject("stripeConnect").secretKey,
+                STRIPE_CONNECT_CLIENT_ID: "ca_test_platform",
+                STRIPE_API_HOST: inject("stripeConnect").host,
+                STRIPE_API_PORT: String(inject("stripeConnect").port),
+                STRIPE_API_PROTOCOL: "http",
               },
             },
           })),

@@ -18,6 +18,7 @@ import { registerPartnersAndLinks } from "./routes/programs/partners-links.ts";
 import { registerPrograms } from "./routes/programs/programs.ts";
 import { registerReadiness } from "./routes/programs/readiness.ts";
 import { registerProgramSettings } from "./routes/programs/settings.ts";
+import { registerStripeConnect } from "./routes/programs/stripe-connect.ts";
 import { registerClick } from "./routes/track/click.ts";
 import { registerConfig } from "./routes/track/config.ts";
 import { registerLead } from "./routes/track/lead.ts";
@@ -64,6 +65,7 @@ export function createApp(): OpenAPIHono<AppEnv> {
   registerPartnersAndLinks(app);
   registerPrograms(app);
   registerTracking(app);
+  registerStripeConnect(app);
   registerDocs(app);
   return app;
 }

@@ -20,6 +20,13 @@ const EnvSchema = z.object({
   DASHBOARD_URL: z.url().optional(),
   /** The command-line tool's client at the provider: `auth/callback` also accepts ID tokens issued to it. */
   OIDC_CLI_CLIENT_ID: z.string().min(1).optional(),
+  /** The platform's secret key and Connect client id (`ca_...`): the Connect OAuth start and callback. */
+  STRIPE_SECRET_KEY: z.string().min(1).optional(),
+  STRIPE_CONNECT_CLIENT_ID: z.string().min(1).optional(),
+  /** Local stand-in of the provider's endpoints (tests, offline dev): the SDK's own host/port/protocol. */
+  STRIPE_API_HOST: z.string().min(1).optional(),
+  STRIPE_API_PORT: z.coerce.number().int().positive().optional(),
+  STRIPE_API_PROTOCOL: z.enum(["http", "https"]).optional(),
 });
 
 export interface Config {
@@ -32,6 +39,17 @@ export interface Config {
   cliClientId: string | undefined;
   /** Unset: the sign-in routes answer 500 (the rest of the service runs without identity). */
   identity: IdentityConfig | undefined;
+  /** Unset: the payments provider's Connect OAuth routes answer 500 (the account can still be set directly). */
+  stripeConnect: StripeConnectConfig | undefined;
+}
+
+export interface StripeConnectConfig {
+  secretKey: string;
+  clientId: string;
+  /** Where the SDK sends API calls (the OAuth token exchange too); unset: the provider's own hosts. */
+  host: string | undefined;
+  port: number | undefined;
+  protocol: "http" | "https" | undefined;
 }
 
 export interface IdentityConfig {
@@ -75,6 +93,16 @@ export function readConfig(env: object): Config {
         : undefined,
     dashboardUrl: e.DASHBOARD_URL,
     cliClientId: e.OIDC_CLI_CLIENT_ID,
+    stripeConnect:
+      e.STRIPE_SECRET_KEY && e.STRIPE_CONNECT_CLIENT_ID
+        ? {
+            secretKey: e.STRIPE_SECRET_KEY,
+            clientId: e.STRIPE_CONNECT_CLIENT_ID,
+            host: e.STRIPE_API_HOST,
+            port: e.STRIPE_API_PORT,
+            protocol: e.STRIPE_API_PROTOCOL,
+          }
+        : undefined,
   };
   parsed.set(env, config);
   return config;

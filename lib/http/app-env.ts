@@ -20,6 +20,11 @@ export interface WorkerBindings {
   OIDC_ISSUER?: string;
   OIDC_CLIENT_ID?: string;
   OIDC_CLIENT_SECRET?: string;
+  STRIPE_SECRET_KEY?: string;
+  STRIPE_CONNECT_CLIENT_ID?: string;
+  STRIPE_API_HOST?: string;
+  STRIPE_API_PORT?: string;
+  STRIPE_API_PROTOCOL?: string;
   NOTIFICATIONS?: Queue<unknown>;
 }
 

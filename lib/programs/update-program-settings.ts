@@ -26,29 +26,33 @@ export async function updateProgramSettings(
   db: Database,
   input: UpdateSettingsInput,
 ): Promise<UpdateSettingsResult> {
-  return withConflictRetry(async () => {
-    const membership = await requireProgramMembership(db, input.userId, input.programId);
-    if (!membership.ok || input.programId === undefined) return { ok: false, reason: "no_access" };
-    const stored = await readProgramSettings(db, input.programId);
-    if (!stored) return { ok: false, reason: "no_access" };
-    const decision = decideSettingsChange(stored.settings, input.body);
-    if (!decision.ok)
-      return { ok: false, reason: "invalid", field: decision.field, message: decision.message };
-    const changed = Object.keys(decision.changes) as SettingField[];
-    if (changed.length === 0) return { ok: true, stored, changed };
-    try {
-      await writeProgramSettings(db, {
-        stored,
-        next: decision.next,
-        changes: decision.changes,
-        userId: input.userId,
-        now: input.now,
-      });
-    } catch (error) {
-      if (isUniqueViolation(error, "programs_stripe_account_unique"))
-        return { ok: false, reason: "account_taken" };
-      throw error;
-    }
-    return { ok: true, stored: { ...stored, settings: decision.next }, changed };
-  });
+  return withConflictRetry(
+    async () => {
+      const membership = await requireProgramMembership(db, input.userId, input.programId);
+      if (!membership.ok || input.programId === undefined) return { ok: false, reason: "no_access" };
+      const stored = await readProgramSettings(db, input.programId);
+      if (!stored) return { ok: false, reason: "no_access" };
+      const decision = decideSettingsChange(stored.settings, input.body);
+      if (!decision.ok)
+        return { ok: false, reason: "invalid", field: decision.field, message: decision.message };
+      const changed = Object.keys(decision.changes) as SettingField[];
+      if (changed.length === 0) return { ok: true, stored, changed };
+      try {
+        await writeProgramSettings(db, {
+          stored,
+          next: decision.next,
+          changes: decision.changes,
+          userId: input.userId,
+          now: input.now,
+        });
+      } catch (error) {
+        if (isUniqueViolation(error, "programs_stripe_account_unique"))
+          return { ok: false, reason: "account_taken" };
+        throw error;
+      }
+      return { ok: true, stored: { ...stored, settings: decision.next }, changed };
+      // Each round of contenders lets at least one through; a dashboard's bursts stay well within this.
+    },
+    { attempts: 16 },
+  );
 }

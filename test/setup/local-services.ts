@@ -1,6 +1,7 @@
 import type { TestProject } from "vitest/node";
 import { startOidcProvider } from "../../dev/oidc-provider.ts";
 import { startSqlEndpoint } from "../../dev/sql-endpoint.ts";
+import { startConnectStandIn } from "../../dev/stripe-connect-stand-in.ts";
 import { startUpstashProxy } from "../../dev/upstash-rest-proxy.ts";
 import { TEST_SIGN_IN_CALLBACK } from "../workers/oidc-sign-in.ts";
 
@@ -14,6 +15,8 @@ declare module "vitest" {
     upstash: { url: string; token: string } | null;
     /** The local OpenID provider (dev/oidc-provider.ts) the workers sign people in with. */
     oidc: { issuer: string; clientId: string; clientSecret: string; cliClientId: string };
+    /** The local stand-in of the payments provider's Connect token endpoint (dev/stripe-connect-stand-in.ts). */
+    stripeConnect: { host: string; port: number; secretKey: string };
   }
 }
 
@@ -47,7 +50,12 @@ export default async function setup(project: TestProject): Promise<() => Promise
     cliClientId: oidc.cliClientId,
   });
 
+  const connectSecretKey = "sk_test_platform_connect_stand_in";
+  const connect = await startConnectStandIn({ secretKey: connectSecretKey });
+  project.provide("stripeConnect", { host: connect.host, port: connect.port, secretKey: connectSecretKey });
+
   return async () => {
+    await connect.close();
     await oidc.close();
     await proxy?.close();
     await endpoint.close();

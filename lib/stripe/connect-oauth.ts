@@ -1,0 +1,91 @@
+import Stripe from "stripe";
+import { requireProgramMembership } from "../auth/require-program-membership.ts";
+import type { StripeConnectConfig } from "../config/env.ts";
+import type { Database } from "../db/client.ts";
+import { consumeOauthState, newState, saveOauthState } from "../identity/oauth-state-store.ts";
+import { updateProgramSettings } from "../programs/update-program-settings.ts";
+
+/**
+ * The payments provider's Connect OAuth (standard accounts): start sends the person to
+ * connect.stripe.com/oauth/authorize with a one-time state bound to them and the program; the callback
+ * takes the state out (once), exchanges the code through the SDK (`stripe.oauth.token`) and stores the
+ * connected account id through the settings use case (validated, atomic, audited, unique across programs).
+ */
+function sdk(config: StripeConnectConfig): Stripe {
+  return new Stripe(config.secretKey, {
+    httpClient: Stripe.createFetchHttpClient(),
+    maxNetworkRetries: 1,
+    ...(config.host ? { host: config.host } : {}),
+    ...(config.port ? { port: config.port } : {}),
+    ...(config.protocol ? { protocol: config.protocol } : {}),
+  });
+}
+
+export type StartConnectResult = { ok: true; authorizeUrl: string } | { ok: false; reason: "no_access" };
+
+export async function startStripeConnect(
+  db: Database,
+  config: StripeConnectConfig,
+  input: { userId: number; programId: number | undefined; redirectUri: string; now: Date },
+): Promise<StartConnectResult> {
+  const membership = await requireProgramMembership(db, input.userId, input.programId);
+  if (!membership.ok || input.programId === undefined) return { ok: false, reason: "no_access" };
+  const state = newState();
+  await saveOauthState(
+    db,
+    state,
+    { purpose: "stripe_connect", userId: input.userId, programId: input.programId },
+    input.now,
+  );
+  // Built by the SDK without the local host override: the person always goes to the provider's own page.
+  const authorizeUrl = new Stripe(config.secretKey).oauth.authorizeUrl({
+    response_type: "code",
+    client_id: config.clientId,
+    scope: "read_write",
+    state,
+    redirect_uri: input.redirectUri,
+  });
+  return { ok: true, authorizeUrl };
+}
+
+export type FinishConnectResult =
+  | { ok: true; programId: number; accountId: string }
+  | { ok: false; reason: "state_invalid" | "denied" | "exchange_failed" | "no_access" | "account_taken" };
+
+export async function finishStripeConnect(
+  db: Database,
+  config: StripeConnectConfig,
+  input: {
+    userId: number;
+    state: string | undefined;
+    code: string | undefined;
+    error: string | undefined;
+    now: Date;
+  },
+): Promise<FinishConnectResult> {
+  if (!input.state) return { ok: false, reason: "state_invalid" };
+  const flow = await consumeOauthState(db, input.state, "stripe_connect", input.now);
+  // A state is bound to the person who started it: another person's browser cannot finish it.
+  if (!flow || flow.userId !== input.userId || !flow.programId) return { ok: false, reason: "state_invalid" };
+  if (input.error || !input.code) return { ok: false, reason: "denied" };
+  let accountId: string | undefined;
+  try {
+    const token = await sdk(config).oauth.token({ grant_type: "authorization_code", code: input.code });
+    accountId = token.stripe_user_id;
+  } catch {
+    return { ok: false, reason: "exchange_failed" };
+  }
+  if (!accountId) return { ok: false, reason: "exchange_failed" };
+  const applied = await updateProgramSettings(db, {
+    userId: input.userId,
+    programId: flow.programId,
+    body: { stripe_account_id: accountId },
+    now: input.now,
+  });
+  if (!applied.ok) {
+    if (applied.reason === "account_taken") return { ok: false, reason: "account_taken" };
+    if (applied.reason === "invalid") return { ok: false, reason: "exchange_failed" };
+    return { ok: false, reason: "no_access" };
+  }
+  return { ok: true, programId: flow.programId, accountId };
+}
