@@ -3,9 +3,9 @@
  * one program's events for the analytics bench: `BENCH_CLICKS` clicks (default 10 million) spread over the
  * last 365 days across 50 partners, 100 links, referrers, UTM tags and landing pages, and in proportion one
  * lead per 20 clicks (a quarter provisional), one sale per 100 clicks in USD, EUR or VND with its commission,
- * one refund per 5 sales three days after its sale, and 2% test events. Every row is made by `generate_series`
- * in SQL, in batches of a million clicks, so 10 million take minutes. Then rolls the events up
- * (`rebuildRollups`). Prints the program id.
+ * one refund per 5 sales three days after its sale, and 2% test events of each kind (test leads sent with a
+ * key). Every row is made by `generate_series` in SQL, in batches of a million clicks, so 10 million take
+ * minutes. Roll the events up afterwards with `npm run analytics:rebuild`.
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -83,8 +83,9 @@ try {
       );
       // A lead per 20 clicks, ten minutes after its click; a quarter of them provisional.
       await q(
-        `insert into affiliate_lead_events (program_id, partner_id, click_id, provisional, is_test, created_at)
-         select c.program_id, c.partner_id, c.click_id, (c.id / 20) % 4 = 0, c.is_test, c.created_at + interval '10 minutes'
+        `insert into affiliate_lead_events (program_id, partner_id, click_id, provisional, is_test, via_api_key, created_at)
+         select c.program_id, c.partner_id, c.click_id, (c.id / 20) % 4 = 0, (g / 20) % 50 = 7, (g / 20) % 50 = 7,
+                c.created_at + interval '10 minutes'
          from generate_series($2::bigint, $3::bigint) g
          join affiliate_click_events c on c.click_id = 'bclk_' || g
          where g % 20 = 0 and c.program_id = $1`,
@@ -98,12 +99,12 @@ try {
            where g % 100 = 0 and c.program_id = $1),
          cu as (
            insert into customers (program_id, partner_id, click_id, clicked_at, status, is_test, created_at, updated_at)
-           select program_id, partner_id, click_id, created_at, 'converted', is_test, created_at, created_at from c
+           select program_id, partner_id, click_id, created_at, 'converted', (g / 100) % 50 = 7, created_at, created_at from c
            returning id, click_id),
          s as (
            insert into affiliate_sale_events (processor_event_id, program_id, customer_id, partner_id, amount_cents, currency, is_test, created_at)
            select 'btxn_' || c.g, c.program_id, cu.id, c.partner_id, 1000 + (c.g * 37) % 49000,
-                  (array['USD', 'EUR', 'VND'])[1 + (c.g / 100) % 3], c.is_test, c.created_at + interval '1 hour'
+                  (array['USD', 'EUR', 'VND'])[1 + (c.g / 100) % 3], (c.g / 100) % 50 = 7, c.created_at + interval '1 hour'
            from c join cu on cu.click_id = c.click_id
            returning id, program_id, partner_id, amount_cents, currency, is_test, created_at)
          insert into commissions (sale_id, program_id, partner_id, amount_cents, currency, status, is_test, created_at)

@@ -11,4 +11,7 @@ CREATE TABLE "analytics_rollup_progress" (
 );
 --> statement-breakpoint
 ALTER TABLE "analytics_rollup_progress" ADD CONSTRAINT "analytics_rollup_progress_program_id_programs_id_fk" FOREIGN KEY ("program_id") REFERENCES "public"."programs"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
-DROP TABLE "analytics_watermark";
+DROP TABLE "analytics_watermark";--> statement-breakpoint
+-- Readiness reads a program's latest test leads sent with a key, newest first: with only the index of all test
+-- leads, a program with many test leads not sent with a key had every one of them read and sorted.
+CREATE INDEX "affiliate_lead_events_program_key_test_idx" ON "affiliate_lead_events" USING btree ("program_id","created_at") WHERE "affiliate_lead_events"."is_test" and "affiliate_lead_events"."via_api_key";

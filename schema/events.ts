@@ -83,6 +83,10 @@ export const leadEvents = pgTable(
     index("affiliate_lead_events_program_created_idx").on(t.programId, t.createdAt),
     index("affiliate_lead_events_created_brin").using("brin", t.createdAt),
     index("affiliate_lead_events_program_test_idx").on(t.programId, t.createdAt).where(sql`${t.isTest}`),
+    /** Readiness's latest test leads sent with a key: read newest first, never every test lead of a program. */
+    index("affiliate_lead_events_program_key_test_idx")
+      .on(t.programId, t.createdAt)
+      .where(sql`${t.isTest} and ${t.viaApiKey}`),
     /** A settling lead marks the click's open provisional leads settled: find them without a scan. */
     index("affiliate_lead_events_open_provisional_idx")
       .on(t.programId, t.clickId)
