@@ -1,5 +1,7 @@
+import { eq } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
 import { PROGRAM_KEY_REFUSED } from "../../lib/auth/require-session.ts";
+import { users } from "../../schema/index.ts";
 import {
   anotherToken,
   call,
@@ -12,7 +14,7 @@ import {
   setMembershipStatus,
   signInPerson,
 } from "./dashboard-tracking-helpers.ts";
-import { createProgram } from "./harness.ts";
+import { createProgram, db } from "./harness.ts";
 
 const names = { 400: "BadRequestError", 401: "UnauthorizedError", 403: "ForbiddenError" } as const;
 
@@ -131,6 +133,18 @@ describe("dashboard routes: who may call them", () => {
         const programId = (await programOf(person)).programId;
         await setMembershipStatus(person, "invited");
         return { auth: { token: person.token }, programId };
+      },
+    },
+    {
+      case: "a suspended account",
+      status: 403,
+      message: "Your account has been suspended.",
+      details: { code: "ACCOUNT_BLOCKED" },
+      request: async () => {
+        const person = await signInPerson();
+        const programId = (await programOf(person)).programId;
+        await db.update(users).set({ blockedAt: new Date() }).where(eq(users.id, person.userId));
+        return { auth: { cookie: person.token }, programId };
       },
     },
     {
@@ -294,6 +308,27 @@ describe("dashboard routes: validation errors", () => {
       });
     });
   }
+
+  it("refuses a body over 64 KB with 413 before reading it", async () => {
+    for (const path of ["/api/tracking/test", "/api/tracking/check-test-events"]) {
+      const response = await call("POST", path, {
+        token: await anotherToken(owner),
+        body: { program_id: program.programId, event_type: "click", padding: "x".repeat(70_000) },
+      });
+      expect({ status: response.status, body: response.body }).toEqual({
+        status: 413,
+        body: {
+          data: null,
+          error: {
+            status: 413,
+            name: "PayloadTooLargeError",
+            message: "Request body too large (limit 65536 bytes)",
+            details: {},
+          },
+        },
+      });
+    }
+  });
 
   it("checks the session before the parameters, and membership before the query", async () => {
     const anonymous = await call("GET", "/api/tracking/events/abc");

@@ -60,6 +60,31 @@ describe("OpenAPI document and docs page", () => {
     );
   });
 
+  it("documents the dashboard routes with the session schemes and their refusals", async () => {
+    const response = await SELF.fetch("https://api.test/openapi.json");
+    const document = (await response.json()) as {
+      paths: Record<string, Record<string, { security?: unknown; responses: Record<string, unknown> }>>;
+    };
+    const dashboard = Object.entries(document.paths).filter(([path]) => path.startsWith("/api/tracking/"));
+    expect(dashboard.map(([path, item]) => `${Object.keys(item)[0]} ${path}`).sort()).toEqual([
+      "get /api/tracking/events/{programId}",
+      "get /api/tracking/performance/{programId}",
+      "get /api/tracking/readiness/{programId}",
+      "get /api/tracking/status/{programId}",
+      "post /api/tracking/check-test-events",
+      "post /api/tracking/run-verification/{programId}",
+      "post /api/tracking/test",
+    ]);
+    for (const [, item] of dashboard) {
+      for (const operation of Object.values(item)) {
+        expect(operation.security).toEqual([{ bearerAuth: [] }, { sessionCookie: [] }]);
+        expect(Object.keys(operation.responses)).toEqual(
+          expect.arrayContaining(["200", "400", "401", "403", "429", "500"]),
+        );
+      }
+    }
+  });
+
   it("renders a self-contained docs page", async () => {
     const response = await SELF.fetch("https://api.test/docs");
     expect(response.status).toBe(200);
