@@ -16,7 +16,8 @@ export async function requireLogin(baseUrl: string): Promise<StoredLogin> {
 
 /** The program key for `status` and `test`: `--api-key`, then AFFILIATE_TRACKING_API_KEY, then the project config. */
 export async function resolveApiKey(explicit: string | undefined): Promise<string> {
-  const key = explicit ?? process.env.AFFILIATE_TRACKING_API_KEY ?? (await readProjectConfig())?.api_key;
+  // An empty variable (`AFFILIATE_TRACKING_API_KEY=`) counts as unset, as shells and CI files often leave it.
+  const key = explicit || process.env.AFFILIATE_TRACKING_API_KEY || (await readProjectConfig())?.api_key;
   if (!key) {
     throw new CliError(
       "No API key: run `npx affiliate-tracking-service init` here, or pass --api-key (or set AFFILIATE_TRACKING_API_KEY).",

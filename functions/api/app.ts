@@ -7,6 +7,7 @@ import { dependencies } from "../../lib/http/dependencies.ts";
 import { requestId } from "../../lib/http/request-id.ts";
 import { firstIssueMessage } from "../../lib/validation/first-issue.ts";
 import { assertStorableText } from "../../lib/validation/storable-text.ts";
+import { describeEventsWorker } from "./openapi-document.ts";
 import { registerSession } from "./routes/auth/session.ts";
 import { registerSignIn } from "./routes/auth/sign-in.ts";
 import { registerCli } from "./routes/cli/index.ts";
@@ -62,6 +63,7 @@ export function createApp(): OpenAPIHono<AppEnv> {
   registerPartnersAndLinks(app);
   registerPrograms(app);
   registerStripeConnect(app);
+  describeEventsWorker(app);
   registerDocs(app);
   return app;
 }

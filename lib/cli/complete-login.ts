@@ -1,5 +1,3 @@
-import { and, eq, gt } from "drizzle-orm";
-import { cliLoginSessions } from "../../schema/cli-login.ts";
 import { sha256Hex } from "../auth/api-keys.ts";
 import type { Clock } from "../clock.ts";
 import type { Config } from "../config/env.ts";
@@ -8,6 +6,7 @@ import type { PersonRefusal } from "../identity/identity-errors.ts";
 import { issuerKeys } from "../identity/issuer-keys.ts";
 import { resolvePerson } from "../identity/resolve-person.ts";
 import { type IdTokenVerdict, verifyIdToken } from "../identity/verify-id-token.ts";
+import { type LoginSessionRow, markLoginCompleted, readLoginSession } from "./login-session-store.ts";
 
 export type CompleteLoginResult =
   | {
@@ -32,18 +31,9 @@ export async function completeLogin(
   if (!config.identity) throw new Error("no OpenID provider configured (OIDC_ISSUER, OIDC_CLIENT_ID)");
   const identity = config.identity;
   const now = clock.now();
-  const stateHash = await sha256Hex(input.state);
-  const [session] = await db
-    .select({
-      id: cliLoginSessions.id,
-      status: cliLoginSessions.status,
-      expiresAt: cliLoginSessions.expiresAt,
-      userCode: cliLoginSessions.userCode,
-    })
-    .from(cliLoginSessions)
-    .where(eq(cliLoginSessions.stateHash, stateHash));
-  if (session?.status !== "pending") return { outcome: "refused", reason: "session_not_found" };
-  if (session.expiresAt.getTime() <= now.getTime()) return { outcome: "refused", reason: "session_expired" };
+  const open = openSession(await readLoginSession(db, await sha256Hex(input.state)), now);
+  if (!open.ok) return { outcome: "refused", reason: open.reason };
+  const { session } = open;
 
   const keys = await issuerKeys(identity);
   // The sign-in page may be the dashboard's (its client) or the tool's own loopback flow (the CLI client).
@@ -58,17 +48,42 @@ export async function completeLogin(
   const person = await resolvePerson(db, verdict.claims);
   if (!person.ok) return { outcome: "refused", reason: person.reason };
 
-  const bound = await db
-    .update(cliLoginSessions)
-    .set({ status: "completed", userId: person.userId, completedAt: now })
-    .where(
-      and(
-        eq(cliLoginSessions.id, session.id),
-        eq(cliLoginSessions.status, "pending"),
-        gt(cliLoginSessions.expiresAt, now),
-      ),
-    )
-    .returning({ id: cliLoginSessions.id });
-  if (bound.length === 0) return { outcome: "refused", reason: "session_not_found" };
+  if (!(await markLoginCompleted(db, session.id, person.userId, now))) {
+    return { outcome: "refused", reason: "session_not_found" };
+  }
   return { outcome: "completed", userCode: session.userCode };
+}
+
+export type CompleteLoginForPersonResult =
+  | { outcome: "refused"; reason: "session_not_found" | "session_expired" }
+  | { outcome: "completed"; userCode: string };
+
+/**
+ * The browser path of a command-line login: the person opened the tool's sign-in link (`/cli/login`) and
+ * signed in to the dashboard, which verified the ID token and resolved the person already. What is left is
+ * binding the login session the link carried to that person, under the same rules as `auth/callback`.
+ */
+export async function completeLoginForPerson(
+  db: Database,
+  clock: Clock,
+  input: { state: string; userId: number },
+): Promise<CompleteLoginForPersonResult> {
+  const now = clock.now();
+  const open = openSession(await readLoginSession(db, await sha256Hex(input.state)), now);
+  if (!open.ok) return { outcome: "refused", reason: open.reason };
+  const { session } = open;
+  if (!(await markLoginCompleted(db, session.id, input.userId, now))) {
+    return { outcome: "refused", reason: "session_not_found" };
+  }
+  return { outcome: "completed", userCode: session.userCode };
+}
+
+/** A session can be completed while it is pending and younger than its 5 minutes. */
+function openSession(
+  session: LoginSessionRow | undefined,
+  now: Date,
+): { ok: true; session: LoginSessionRow } | { ok: false; reason: "session_not_found" | "session_expired" } {
+  if (session?.status !== "pending") return { ok: false, reason: "session_not_found" };
+  if (session.expiresAt.getTime() <= now.getTime()) return { ok: false, reason: "session_expired" };
+  return { ok: true, session };
 }

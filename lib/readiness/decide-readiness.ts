@@ -82,7 +82,7 @@ export function decideReadiness(facts: ReadinessFacts, now: Date): ReadinessVerd
         keys.active > 0
           ? "Keep the key on your server only; rotate it from the program settings if it leaks."
           : "Generate a new live API key in the program settings and deploy it before the deadline.",
-      cli: "affiliate status",
+      cli: "affiliate-tracking-service status",
     }),
   );
 
@@ -136,7 +136,7 @@ export function decideReadiness(facts: ReadinessFacts, now: Date): ReadinessVerd
           : "No live click recorded yet: open a partner link on your site without test mode.",
       evidence: { ...evidenceOf(clicks), last_origin: clicks.lastOrigin },
       hint: "Load the tracker on your landing pages, then open one of your partner links (?aff=CODE).",
-      cli: "affiliate test-event click",
+      cli: "affiliate-tracking-service test click",
     }),
   );
 
@@ -188,7 +188,7 @@ export function decideReadiness(facts: ReadinessFacts, now: Date): ReadinessVerd
         provisional.count > 0 && settled.count === 0
           ? "Send POST /api/v1/track/lead from your server with Authorization: Bearer <API key> at signup."
           : "At signup, send POST /api/v1/track/lead with the visitor's click_id and your customer_key.",
-      cli: "affiliate test-event lead",
+      cli: "affiliate-tracking-service test lead",
     }),
   );
 
@@ -208,7 +208,7 @@ export function decideReadiness(facts: ReadinessFacts, now: Date): ReadinessVerd
             : "No live sale recorded yet.",
       evidence: { ...evidenceOf(f.commissions), sales_sampled: sales },
       hint: "Record a sale for a customer who came through a partner link (customer_key or click_id).",
-      cli: "affiliate test-event sale",
+      cli: "affiliate-tracking-service test sale",
     }),
   );
 
@@ -226,7 +226,7 @@ export function decideReadiness(facts: ReadinessFacts, now: Date): ReadinessVerd
           : "No test lead or sale sent with the program's API key yet.",
       evidence: evidenceOf(tests),
       hint: "Send a lead or sale with additional_data.test_mode: true and your API key (or run the chain).",
-      cli: "affiliate test-event --type chain",
+      cli: "affiliate-tracking-service test chain",
     }),
   );
 
@@ -257,7 +257,7 @@ export function decideReadiness(facts: ReadinessFacts, now: Date): ReadinessVerd
       hint: bothPaths
         ? "With the payments provider connected, make no sale call (or disconnect it)."
         : "Connect your payments provider in the program settings, or call POST /api/v1/track/sale after each payment.",
-      cli: "affiliate test-event sale",
+      cli: "affiliate-tracking-service test sale",
     }),
   );
 

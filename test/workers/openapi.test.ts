@@ -8,17 +8,37 @@ describe("OpenAPI document and docs page", () => {
     expect(response.status).toBe(200);
     const document = (await response.json()) as {
       openapi: string;
-      paths: Record<string, Record<string, { requestBody?: unknown; responses: Record<string, unknown> }>>;
+      paths: Record<
+        string,
+        Record<
+          string,
+          {
+            operationId?: string;
+            security?: unknown[];
+            requestBody?: unknown;
+            responses: Record<string, unknown>;
+          }
+        >
+      >;
       components: { schemas: Record<string, unknown> };
     };
     expect(document.openapi).toBe("3.1.0");
     const served = createApp()
       .routes.filter((route) => route.path.startsWith("/api/") && route.method !== "ALL")
       .map((route) => `${route.method.toLowerCase()} ${route.path.replace(/:(\w+)/g, "{$1}")}`);
-    const documented = Object.entries(document.paths).flatMap(([path, item]) =>
-      Object.keys(item).map((method) => `${method} ${path}`),
+    const operations = Object.entries(document.paths).flatMap(([path, item]) =>
+      Object.entries(item).map(([method, operation]) => ({ key: `${method} ${path}`, operation })),
     );
+    const documented = operations.map((o) => o.key).filter((key) => key.includes(" /api/"));
     expect(new Set(documented)).toEqual(new Set(served));
+    // The events worker's route is served by the other worker on the same origin, and described too.
+    expect(operations.map((o) => o.key)).toContain("post /webhooks/stripe");
+    // Every operation names itself (unique ids for generated clients) and says what credential it takes.
+    const ids = operations.map((o) => o.operation.operationId);
+    expect(ids.every((id) => typeof id === "string" && /^[a-z][A-Za-z0-9]+$/.test(id))).toBe(true);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(document.paths["/api/v1/track/click"]?.post?.operationId).toBe("postTrackClick");
+    expect(operations.filter((o) => !Array.isArray(o.operation.security)).map((o) => o.key)).toEqual([]);
     const click = document.paths["/api/v1/track/click"]?.post;
     expect(Object.keys(click?.responses ?? {}).sort()).toEqual([
       "200",

@@ -1,16 +1,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { html, raw } from "hono/html";
 import type { AppEnv } from "../../../lib/http/app-env.ts";
-
-const documentInfo = {
-  openapi: "3.1.0",
-  info: {
-    title: "Affiliate Tracking Service API",
-    version: "1.0.0",
-    description:
-      "Record clicks, leads, sales and refunds for a partner program. Paths carry the `/api/v1/` prefix.",
-  },
-};
+import { documentInfo, openApiDocument } from "../openapi-document.ts";
 
 interface OperationLike {
   summary?: string;
@@ -23,10 +14,10 @@ interface OperationLike {
  * the routes. `/docs` renders that document as a plain page with no external scripts (works offline).
  */
 export function registerDocs(app: OpenAPIHono<AppEnv>): void {
-  app.doc31("/openapi.json", documentInfo);
+  app.get("/openapi.json", (c) => c.json(openApiDocument(app)));
 
   app.get("/docs", (c) => {
-    const document = app.getOpenAPI31Document(documentInfo);
+    const document = openApiDocument(app);
     const operations = Object.entries(document.paths ?? {}).flatMap(([path, item]) =>
       Object.entries(item as Record<string, OperationLike>).map(([method, operation]) => ({
         path,

@@ -6,6 +6,8 @@ import {
   issueSignInToken,
   sessionCookie,
 } from "../../../../lib/auth/sign-in-tokens.ts";
+import { completeLoginForPerson } from "../../../../lib/cli/complete-login.ts";
+import { loginResultPage } from "../../../../lib/cli/login-result-page.ts";
 import { badRequest } from "../../../../lib/errors/api-error.ts";
 import { platformErrorResponse, rateLimitedResponse } from "../../../../lib/errors/openapi-responses.ts";
 import type { AppEnv } from "../../../../lib/http/app-env.ts";
@@ -15,6 +17,7 @@ import { OAUTH_STATE_LIFETIME_SECONDS } from "../../../../lib/identity/oauth-sta
 import { finishSignIn, startSignIn } from "../../../../lib/identity/sign-in-flow.ts";
 import { rateLimit } from "../../../../lib/ratelimit/middleware.ts";
 import { rateLimits } from "../../../../lib/ratelimit/policies.ts";
+import { CLI_LOGIN_COOKIE, cliLoginCookie } from "../cli/login-page.ts";
 
 /** Ties the callback to the browser that started the sign-in (login CSRF); lives as long as the flow. */
 export const SIGN_IN_STATE_COOKIE = "__Host-affiliate_sign_in_state";
@@ -37,6 +40,8 @@ export const signInRoute = createRoute({
   method: "get",
   path: "/api/v1/auth/sign-in",
   tags: ["Sign-in"],
+  // Credential: none; the browser is signing in.
+  security: [],
   summary: "Start a dashboard sign-in at the OpenID Connect provider",
   description:
     "Redirects the browser to the configured provider (authorization code flow with state, nonce and PKCE). " +
@@ -52,13 +57,18 @@ export const callbackRoute = createRoute({
   method: "get",
   path: SIGN_IN_CALLBACK_PATH,
   tags: ["Sign-in"],
+  // Credential: none; the state cookie ties the callback to the browser that started.
+  security: [],
   summary: "The provider's redirect back: exchanges the code and signs the person in",
   description:
     "Sets the dashboard sign-in cookie (`__Host-affiliate_session`, HttpOnly, Secure, SameSite=Lax) and " +
-    "redirects to `/api/v1/auth/session`. An unverified provider email (checked first) and a suspended " +
+    "redirects to `/api/v1/auth/session`; when the sign-in was started from a command-line login link " +
+    "(`/cli/login`), it also completes that login and answers a page telling the person to return to the " +
+    "terminal. An unverified provider email (checked first) and a suspended " +
     "account are refused with 403 and `details.code` `PROVIDER_EMAIL_NOT_VERIFIED` / `ACCOUNT_BLOCKED`.",
   request: { query: z.object({ state: z.string().optional(), code: z.string().optional() }).passthrough() },
   responses: {
+    200: { description: "Signed in for a command-line login (an HTML page)" },
     303: redirectResponse("Signed in"),
     400: platformErrorResponse(
       "State missing, expired, used or from another browser; or the provider refused",
@@ -113,6 +123,14 @@ export function registerSignIn(app: OpenAPIHono<AppEnv>): void {
     await createSession(db, result.userId, issued.tokenHash, now);
     c.get("log").info("signed in", { user_id: result.userId });
     c.header("Set-Cookie", sessionCookie(issued.token, ABSOLUTE_LIFETIME_SECONDS), { append: true });
+
+    const cliLoginState = cookieValue(c.req.header("Cookie"), CLI_LOGIN_COOKIE);
+    if (cliLoginState) {
+      c.header("Set-Cookie", cliLoginCookie("", 0), { append: true });
+      const login = await completeLoginForPerson(db, clock, { state: cliLoginState, userId: result.userId });
+      c.get("log").info("cli login via sign-in", { outcome: login.outcome });
+      return c.html(loginResultPage(login), 200);
+    }
     return c.redirect(AFTER_SIGN_IN, 303);
   });
 }

@@ -32,6 +32,8 @@ export const authCallbackRoute = createRoute({
   method: "post",
   path: "/api/v1/cli/auth/callback",
   tags: ["Command line"],
+  // Credential: no credential.
+  security: [],
   summary: "Complete a command-line login with the provider's ID token",
   description:
     "No credential. The sign-in page posts the session's `state` and the provider's `id_token`; the token " +

@@ -16,6 +16,8 @@ export const authPollRoute = createRoute({
   method: "get",
   path: "/api/v1/cli/auth/poll",
   tags: ["Command line"],
+  // Credential: no credential.
+  security: [],
   summary: "Poll a command-line login session for its login token",
   description:
     "No credential. `data.status` is `pending` until the person signs in, `complete` with the login token " +

@@ -15,6 +15,8 @@ export const authStartRoute = createRoute({
   method: "post",
   path: "/api/v1/cli/auth/start",
   tags: ["Command line"],
+  // Credential: no credential.
+  security: [],
   summary: "Start a command-line login session",
   description:
     "No credential. Creates a login session that expires in 5 minutes and answers the state to poll with, " +

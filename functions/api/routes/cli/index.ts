@@ -5,6 +5,7 @@ import { registerAuthLogout } from "./auth-logout.ts";
 import { registerAuthPoll } from "./auth-poll.ts";
 import { registerAuthStart } from "./auth-start.ts";
 import { registerInit } from "./init.ts";
+import { registerCliLoginPage } from "./login-page.ts";
 import { registerPrograms } from "./programs.ts";
 import { registerStatus } from "./status.ts";
 import { registerStripeConnect } from "./stripe-connect.ts";
@@ -21,4 +22,5 @@ export function registerCli(app: OpenAPIHono<AppEnv>): void {
   registerStatus(app);
   registerTestEvent(app);
   registerStripeConnect(app);
+  registerCliLoginPage(app);
 }

@@ -13,6 +13,8 @@ export const stripeConnectRoute = createRoute({
   method: "post",
   path: "/api/v1/cli/stripe-connect",
   tags: ["Command line"],
+  // Credential: retired: no credential is read.
+  security: [],
   summary: "Retired: always 410",
   description: "Connect the payments provider from the dashboard (program settings, Payments) instead.",
   responses: {

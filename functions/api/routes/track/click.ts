@@ -35,6 +35,8 @@ export const clickRoute = createRoute({
   method: "post",
   path: "/api/v1/track/click",
   tags: ["Tracking"],
+  // Credential: no credential (an optional Bearer key only selects test mode checks).
+  security: [],
   summary: "Record a click on a partner's referral link",
   description:
     "Browser-callable, no authentication. Rate limit 60 per minute per IP. First click: send the visitor's " +

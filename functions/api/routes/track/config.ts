@@ -16,6 +16,8 @@ export const configRoute = createRoute({
   method: "get",
   path: "/api/v1/track/config",
   tags: ["Tracking"],
+  // Credential: no credential.
+  security: [],
   summary: "A program's public tracker settings, judged for the calling page's origin",
   description:
     "No authentication; readable from any origin. Rate limit 60 per minute per IP. Tells a page (or a " +

@@ -46,10 +46,15 @@ const RetiredKey = z
 
 const PlatformError = platformErrorResponse("").content["application/json"].schema;
 
+/** `{}` first: no credential is an accepted alternative (OpenAPI's way to say the Bearer key is optional). */
+const optionalBearer: Record<string, string[]>[] = [{}, { bearerAuth: [] }];
+
 export const leadRoute = createRoute({
   method: "post",
   path: "/api/v1/track/lead",
   tags: ["Tracking"],
+  // Credential: none (browser mode) or a Bearer program key (server mode).
+  security: optionalBearer,
   summary: "Record a lead (signup) and link the customer to the click",
   description:
     "Rate limit 30 per minute per IP. Server mode with `Authorization: Bearer <API_KEY>`: the lead settles " +

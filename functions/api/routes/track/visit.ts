@@ -19,6 +19,8 @@ export const visitRoute = createRoute({
   method: "post",
   path: "/api/v1/track/visit",
   tags: ["Tracking"],
+  // Credential: no credential.
+  security: [],
   summary: "Record a page view of a visitor who holds a click id",
   description:
     "Browser-callable, no authentication. Rate limit 120 per minute per IP. The browser tracker sends one " +

@@ -1,0 +1,51 @@
+import { and, eq, gt } from "drizzle-orm";
+import { cliLoginSessions } from "../../schema/cli-login.ts";
+import type { Database } from "../db/client.ts";
+
+export interface LoginSessionRow {
+  id: number;
+  status: string;
+  expiresAt: Date;
+  userCode: string;
+}
+
+/** The login session a state belongs to (looked up by the state's hash; the state itself is never stored). */
+export async function readLoginSession(
+  db: Database,
+  stateHash: string,
+): Promise<LoginSessionRow | undefined> {
+  const [session] = await db
+    .select({
+      id: cliLoginSessions.id,
+      status: cliLoginSessions.status,
+      expiresAt: cliLoginSessions.expiresAt,
+      userCode: cliLoginSessions.userCode,
+    })
+    .from(cliLoginSessions)
+    .where(eq(cliLoginSessions.stateHash, stateHash));
+  return session;
+}
+
+/**
+ * Binds a pending, unexpired session to the person who signed in, in one guarded update
+ * (pending -> completed): of two racing completions only one sees `true`.
+ */
+export async function markLoginCompleted(
+  db: Database,
+  sessionId: number,
+  userId: number,
+  now: Date,
+): Promise<boolean> {
+  const bound = await db
+    .update(cliLoginSessions)
+    .set({ status: "completed", userId, completedAt: now })
+    .where(
+      and(
+        eq(cliLoginSessions.id, sessionId),
+        eq(cliLoginSessions.status, "pending"),
+        gt(cliLoginSessions.expiresAt, now),
+      ),
+    )
+    .returning({ id: cliLoginSessions.id });
+  return bound.length > 0;
+}
