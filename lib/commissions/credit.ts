@@ -1,4 +1,5 @@
 import { type SQL, sql } from "drizzle-orm";
+import type { CommissionPlan } from "./commission-policy.ts";
 
 /**
  * Statements that credit an approved commission to its partner's balance, for inclusion in a write batch.
@@ -27,4 +28,29 @@ export function creditCommissionStatements(commissionId: SQL, now: Date): SQL[] 
       update commissions set credited_at = ${at}::timestamptz, updated_at = ${at}::timestamptz
       where id = (${commissionId})`,
   ];
+}
+
+/**
+ * The one commission insert: the planned commission of the sale `sale` (a condition on
+ * `affiliate_sale_events s` naming exactly one sale) and, when it is approved at once, its ledger credit and
+ * balance (`creditCommissionStatements`). Used by the sale write and by the scheduled repair.
+ */
+export function commissionInsertStatements(plan: CommissionPlan, sale: SQL, now: Date): SQL[] {
+  const at = now.toISOString();
+  const approved = plan.status === "approved";
+  const statements = [
+    sql`
+      insert into commissions (sale_id, program_id, partner_id, customer_id, amount_cents, currency, status,
+                               hold_until, approved_at, created_at, updated_at)
+      select s.id, s.program_id, s.partner_id, s.customer_id, ${plan.amountCents}::bigint, ${plan.currency},
+             ${plan.status}, ${plan.holdUntil?.toISOString() ?? null}::timestamptz,
+             ${approved ? at : null}::timestamptz, ${at}::timestamptz, ${at}::timestamptz
+      from affiliate_sale_events s where ${sale}`,
+  ];
+  if (approved) {
+    const commissionId = sql`select c.id from commissions c join affiliate_sale_events s on s.id = c.sale_id
+                             where ${sale}`;
+    statements.push(...creditCommissionStatements(commissionId, now));
+  }
+  return statements;
 }

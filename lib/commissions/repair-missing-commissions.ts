@@ -5,7 +5,7 @@ import { isGuardFailure, isUniqueViolation } from "../db/errors.ts";
 import { rootLogger } from "../log.ts";
 import { type Currency, isSupportedCurrency } from "../money.ts";
 import { planCommission, policyFor } from "./commission-policy.ts";
-import { creditCommissionStatements } from "./credit.ts";
+import { commissionInsertStatements } from "./credit.ts";
 
 interface PendingSaleRow extends Record<string, unknown> {
   id: string;
@@ -60,24 +60,13 @@ export async function repairMissingCommissions(db: Database, now: Date, limit = 
       row.hold_days,
       saleTime,
     );
-    const at = now.toISOString();
-    const approved = plan.status === "approved";
     const statements: SQL[] = [
       sql`
         with cleared as (
           update affiliate_sale_events set needs_commission = false where id = ${row.id}::bigint and needs_commission
           returning id)
         select guard(exists (select 1 from cleared), 'commission repaired meanwhile')`,
-      sql`
-        insert into commissions (sale_id, program_id, partner_id, customer_id, amount_cents, currency, status,
-                                 hold_until, approved_at, created_at, updated_at)
-        select s.id, s.program_id, s.partner_id, s.customer_id, ${plan.amountCents}::bigint, ${plan.currency},
-               ${plan.status}, ${plan.holdUntil?.toISOString() ?? null}::timestamptz,
-               ${approved ? at : null}::timestamptz, ${at}::timestamptz, ${at}::timestamptz
-        from affiliate_sale_events s where s.id = ${row.id}::bigint`,
-      ...(approved
-        ? creditCommissionStatements(sql`select id from commissions where sale_id = ${row.id}::bigint`, now)
-        : []),
+      ...commissionInsertStatements(plan, sql`s.id = ${row.id}::bigint`, now),
     ];
     try {
       await db.batch(

@@ -1,7 +1,7 @@
 import { type SQL, sql } from "drizzle-orm";
 import type { CommissionType } from "../../../schema/programs.ts";
 import { apiKeyRecordFromRow, apiKeyRecordQuery } from "../../auth/program-key.ts";
-import { creditCommissionStatements } from "../../commissions/credit.ts";
+import { commissionInsertStatements } from "../../commissions/credit.ts";
 import type { Database } from "../../db/client.ts";
 import { textList } from "../../db/sql-lists.ts";
 import { type PaymentNamespace, paymentNamespace } from "../../sales/payment-namespace.ts";
@@ -213,25 +213,7 @@ function saleInsert(decision: Recorded, now: string, needsCommission: boolean): 
 }
 
 function commissionStatements(decision: Recorded, now: Date): SQL[] {
-  const plan = decision.commission;
-  if (!plan) return [];
-  const at = now.toISOString();
-  const approved = plan.status === "approved";
-  const statements = [
-    sql`
-      insert into commissions (sale_id, program_id, partner_id, customer_id, amount_cents, currency, status,
-                               hold_until, approved_at, created_at, updated_at)
-      select s.id, s.program_id, s.partner_id, s.customer_id, ${plan.amountCents}::bigint, ${plan.currency},
-             ${plan.status}, ${plan.holdUntil?.toISOString() ?? null}::timestamptz,
-             ${approved ? at : null}::timestamptz, ${at}::timestamptz, ${at}::timestamptz
-      from affiliate_sale_events s where ${saleKey(decision)}`,
-  ];
-  if (approved) {
-    const commissionId = sql`select c.id from commissions c join affiliate_sale_events s on s.id = c.sale_id
-                             where ${saleKey(decision)}`;
-    statements.push(...creditCommissionStatements(commissionId, now));
-  }
-  return statements;
+  return decision.commission ? commissionInsertStatements(decision.commission, saleKey(decision), now) : [];
 }
 
 function namespaceOf(decision: Recorded): PaymentNamespace {
