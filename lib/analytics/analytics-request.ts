@@ -26,7 +26,7 @@ export interface AnalyticsQuery {
   limit: number;
 }
 
-/** A parameter the caller must change; the route renders it as 400 `invalid_parameter` naming it. */
+/** A parameter the caller must change; the route renders it as a 400 naming it. */
 export interface InvalidParameter {
   parameter: string;
   message: string;

@@ -7,7 +7,7 @@ import { renderError } from "../errors/envelopes.ts";
 import type { AppEnv } from "../http/app-env.ts";
 import { clientIp } from "../http/client-ip.ts";
 import { KnownKeys } from "./known-keys.ts";
-import type { RateLimitPolicy, RateLimitResult } from "./types.ts";
+import type { RateLimiter, RateLimitPolicy, RateLimitResult } from "./types.ts";
 
 // Per isolate, like the in-memory counts: keys whose hash matched a stored key on a keyed route.
 const authenticatedKeys = new KnownKeys();
@@ -25,8 +25,7 @@ export function rateLimit(policy: RateLimitPolicy) {
       const cookie = keyHash ? undefined : cookieValue(c.req.header("Cookie"), SESSION_COOKIE);
       if (cookie) keyHash = await sha256Hex(cookie);
     }
-    const key = bucketKey(keyHash, clientIp(c));
-    const result = await c.get("deps").rateLimiter.check(policy, key);
+    const result = await checkBuckets(c.get("deps").rateLimiter, policy, keyHash, clientIp(c));
     if (!result.allowed) {
       const retryAfter = retryAfterSeconds(result, c.get("deps").clock.now());
       const refused = typedError(
@@ -47,13 +46,26 @@ export function rateLimit(policy: RateLimitPolicy) {
 }
 
 /**
- * Spec section 8: keyed routes count per Bearer token, falling back to IP. Only a token known to match a
- * key gets its own bucket: a made-up one counts by IP, else each random token would get a fresh bucket
- * (and the in-memory limiter a new entry). Keys never reach Redis in clear: the bucket is the token's hash.
+ * Spec section 8: keyed routes count per Bearer token, falling back to IP when none is sent. A token this
+ * isolate has seen authenticate counts in its own bucket only. Any other token counts in the caller's IP
+ * bucket first, so made-up tokens cannot each get a fresh allowance, and then, if the IP still has room, in
+ * its own bucket too: a real key's first request in this isolate is counted where all its others are (the
+ * limit holds exactly), and one wrong token sent from many addresses is limited as one token. Headers show
+ * the bucket with less room. Keys never reach Redis in clear: the bucket is the token's hash.
  */
-function bucketKey(keyHash: string | null, ip: string): string {
-  if (keyHash && authenticatedKeys.has(keyHash)) return `key:${keyHash.slice(0, 32)}`;
-  return `ip:${ip}`;
+async function checkBuckets(
+  limiter: RateLimiter,
+  policy: RateLimitPolicy,
+  keyHash: string | null,
+  ip: string,
+): Promise<RateLimitResult> {
+  const tokenBucket = keyHash ? `key:${keyHash.slice(0, 32)}` : null;
+  if (!tokenBucket) return limiter.check(policy, `ip:${ip}`);
+  if (keyHash && authenticatedKeys.has(keyHash)) return limiter.check(policy, tokenBucket);
+  const byIp = await limiter.check(policy, `ip:${ip}`);
+  if (!byIp.allowed) return byIp;
+  const byToken = await limiter.check(policy, tokenBucket);
+  return !byToken.allowed || byToken.remaining < byIp.remaining ? byToken : byIp;
 }
 
 function retryAfterSeconds(result: RateLimitResult, now: Date): number {

@@ -234,7 +234,6 @@ describe("GET /api/v1/programs/me/analytics/sources: errors", () => {
         name: "BadRequestError",
         message,
         details: { parameter },
-        code: "invalid_parameter",
       },
     });
   });

@@ -297,14 +297,14 @@ describe("dashboard routes: validation errors", () => {
   ];
 
   for (const c of cases) {
-    it(`answers 400 invalid_parameter: ${c.case}`, async () => {
+    it(`answers 400 naming the parameter: ${c.case}`, async () => {
       const response = await call(c.method, c.path(program.programId), {
         token: await anotherToken(owner),
         ...(c.body ? { body: c.body(program.programId) } : {}),
       });
       expect({ status: response.status, body: response.body }).toEqual({
         status: 400,
-        body: platform(400, c.message, { code: "invalid_parameter", details: { parameter: c.parameter } }),
+        body: platform(400, c.message, { details: { parameter: c.parameter } }),
       });
     });
   }

@@ -72,7 +72,7 @@ export const refundThroughSelf: SendWithToken = (ip, token) =>
  * Spec section 8 counts sale and refund per key (120 a minute). Made-up tokens must not each get a fresh
  * bucket: they share the caller's IP bucket, while a key that authenticated keeps its own. Retried when the
  * window rolls over mid-scenario, so the assertions always see one window. The key is made known to the
- * isolate first (its first request is counted by IP, as it is not known yet), so every attempt starts alike.
+ * isolate first (its first request counts in the IP bucket as well as its own, as it is not known yet), so every attempt starts alike.
  */
 export async function expectMadeUpTokensShareTheIpBucket(send: SendWithToken, apiKey: string): Promise<void> {
   const warmUp = await send(freshIp(), apiKey);
@@ -91,6 +91,31 @@ export async function expectMadeUpTokensShareTheIpBucket(send: SendWithToken, ap
     // shared it, it would answer 429); only this test's few requests with the key have used it.
     expect(known.status).toBe(404);
     expect(Number(known.headers.get("X-RateLimit-Remaining"))).toBeGreaterThanOrEqual(116);
+    return;
+  }
+  throw new Error("the rate-limit window rolled over in three attempts in a row");
+}
+
+/**
+ * Spec section 8 counts sale and refund per key, whatever address a request comes from. Sends 121 requests
+ * with one token, each from a new IP, and expects exactly `accepted` answers with `acceptedStatus`, then
+ * 429: a real key's first request in the isolate counts in its own bucket, and one made-up token is limited
+ * as one token however many addresses send it. `token()` gives a fresh token per attempt, so a window
+ * rolling over mid-run is retried with a token no earlier attempt counted.
+ */
+export async function expectOneBucketPerToken(
+  send: SendWithToken,
+  token: () => Promise<string>,
+  acceptedStatus: number,
+): Promise<void> {
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const value = await token();
+    const responses: Response[] = [];
+    for (let i = 0; i < 121; i++) responses.push(await send(freshIp(), value));
+    if (new Set(responses.map((r) => r.headers.get("X-RateLimit-Reset"))).size !== 1) continue;
+    expect(responses.slice(0, 120).map((r) => r.status)).toEqual(Array(120).fill(acceptedStatus));
+    expect(responses[119]!.headers.get("X-RateLimit-Remaining")).toBe("0");
+    expect(responses[120]!.status).toBe(429);
     return;
   }
   throw new Error("the rate-limit window rolled over in three attempts in a row");

@@ -4,6 +4,7 @@ import {
   burst,
   expectLimitedAfter,
   expectMadeUpTokensShareTheIpBucket,
+  expectOneBucketPerToken,
   refundThroughSelf,
   throughSelf,
 } from "./rate-limit-helpers.ts";
@@ -31,6 +32,14 @@ describe("rate limit of sale and refund, in-memory limiter", () => {
   it("counts made-up Bearer tokens in the caller's IP bucket, and a real key in its own", async () => {
     const p = await createProgram();
     await expectMadeUpTokensShareTheIpBucket(refundThroughSelf, p.apiKey);
+  });
+
+  it("counts a new key's first request in its own bucket: 120 accepted from 120 addresses, then 429", async () => {
+    await expectOneBucketPerToken(refundThroughSelf, async () => (await createProgram()).apiKey, 404);
+  });
+
+  it("limits one made-up token sent from many addresses as one token", async () => {
+    await expectOneBucketPerToken(refundThroughSelf, async () => `sk_live_madeup${crypto.randomUUID()}`, 401);
   });
 });
 

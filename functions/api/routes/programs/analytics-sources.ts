@@ -36,7 +36,7 @@ export const analyticsSourcesRoute = createRoute({
   description:
     "Bearer program API key; the program is the key's. Rate limit 30 per minute per key. Live events only " +
     "(test events excluded). Money per currency in minor units, never converted. A bad parameter is a 400 " +
-    "with `error.code` `invalid_parameter` and `error.details.parameter` naming it.",
+    "with `error.details.parameter` naming it.",
   security: [{ bearerAuth: [] }],
   request: {
     query: z.object({
@@ -59,7 +59,7 @@ export const analyticsSourcesRoute = createRoute({
   },
   responses: {
     200: okResponse("Sources over the range, with totals", AnalyticsResponseSchema),
-    400: platformErrorResponse("A parameter is invalid (`invalid_parameter`, `details.parameter`)"),
+    400: platformErrorResponse("A parameter is invalid (`details.parameter` names it)"),
     401: platformErrorResponse("Missing, malformed, empty, unknown or retired key"),
     429: rateLimitedResponse,
     500: platformErrorResponse("Failed to compute analytics. Retry shortly."),
@@ -91,10 +91,8 @@ async function handleAnalyticsSources(c: Context<AppEnv>) {
   c.set("keyRotation", verdict.rotation ?? undefined);
   const parsed = parseAnalyticsQuery(c.req.query(), now);
   if (!parsed.ok) {
-    throw platformError(400, parsed.error.message, {
-      code: "invalid_parameter",
-      details: { parameter: parsed.error.parameter },
-    });
+    // Spec section 7: platform errors other than sale and refund carry no `error.code`.
+    throw platformError(400, parsed.error.message, { details: { parameter: parsed.error.parameter } });
   }
   const report = await readAnalytics(db, verdict.programId, parsed.query, reach);
   return c.json({ data: report }, 200);

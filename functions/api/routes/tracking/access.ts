@@ -32,11 +32,12 @@ export async function requireProgramAccess(c: Context<AppEnv>, programId: number
 }
 
 /**
- * Validation failures of these routes name the parameter: 400, `error.code` `invalid_parameter`,
+ * Validation failures of these routes name the parameter: 400 with
  * `error.details.parameter` (as the analytics route does for its query).
  */
 export function invalidParameter(parameter: string, message: string) {
-  return platformError(400, message, { code: "invalid_parameter", details: { parameter } });
+  // Spec section 7: platform errors other than sale and refund carry no `error.code`.
+  return platformError(400, message, { details: { parameter } });
 }
 
 export function validationHook<T>(
@@ -51,7 +52,7 @@ export function validationHook<T>(
 }
 
 export const dashboardErrors = {
-  400: platformErrorResponse("A parameter is invalid (`invalid_parameter`, `details.parameter` names it)"),
+  400: platformErrorResponse("A parameter is invalid (`details.parameter` names it)"),
   401: platformErrorResponse(
     "No sign-in token (`Sign-in required`), an unknown, expired or revoked one, or a program API key",
   ),
