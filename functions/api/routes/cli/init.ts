@@ -13,30 +13,14 @@ import {
 import type { AppEnv } from "../../../../lib/http/app-env.ts";
 import { limitBody } from "../../../../lib/http/body-limit.ts";
 import { cliErrorPolicy } from "../../../../lib/http/cli-error-policy.ts";
+import { newProgramFields } from "../../../../lib/programs/new-program-fields.ts";
 import { rateLimit } from "../../../../lib/ratelimit/middleware.ts";
 import { rateLimits } from "../../../../lib/ratelimit/policies.ts";
 
 // The rules (and their exact messages) are judged by the program rules, so the schema accepts any shape.
 const InitRequestSchema = z
   .object({
-    name: z.unknown().optional().openapi({ type: "string" }),
-    domain: z.unknown().optional().openapi({ type: "string", example: "shop.example.com" }),
-    commission_type: z
-      .unknown()
-      .optional()
-      .openapi({ type: "string", enum: ["percent", "fixed", "recurring_percent", "recurring_fixed"] }),
-    commission_rate: z
-      .unknown()
-      .optional()
-      .openapi({ type: "number", description: "At most 100 for percent types" }),
-    duration_months: z
-      .unknown()
-      .optional()
-      .openapi({ type: "integer", description: "0 = lifetime (default)" }),
-    cookie_duration: z
-      .unknown()
-      .optional()
-      .openapi({ type: "integer", description: "Days, 1 to 365 (default 60)" }),
+    ...newProgramFields,
     advertiser_id: z.unknown().optional().openapi({ type: "integer", description: "Best left out" }),
   })
   .openapi("CliInitRequest");

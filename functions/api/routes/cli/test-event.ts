@@ -1,5 +1,4 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
-import type { Context } from "hono";
 import { requestCredential } from "../../../../lib/auth/request-credential.ts";
 import { requireBearer } from "../../../../lib/auth/require-bearer.ts";
 import { keyRotationNotice } from "../../../../lib/auth/rotation-notice.ts";
@@ -11,7 +10,6 @@ import {
   type TestEventType,
   testEventTypes,
 } from "../../../../lib/cli/test-events/run-test-event.ts";
-import type { TrackingCalls } from "../../../../lib/cli/test-events/tracking-calls.ts";
 import { badRequest, typedError } from "../../../../lib/errors/api-error.ts";
 import {
   okResponse,
@@ -22,9 +20,9 @@ import {
 import type { AppEnv } from "../../../../lib/http/app-env.ts";
 import { limitBody } from "../../../../lib/http/body-limit.ts";
 import { cliErrorPolicy, cliFailurePolicy } from "../../../../lib/http/cli-error-policy.ts";
-import { clientIp } from "../../../../lib/http/client-ip.ts";
 import { rateLimit } from "../../../../lib/ratelimit/middleware.ts";
 import { rateLimits } from "../../../../lib/ratelimit/policies.ts";
+import { inProcessTracking } from "../tracking/in-process-tracking.ts";
 
 export const testEventRoute = createRoute({
   method: "post",
@@ -62,34 +60,6 @@ function requested(body: { event_type?: unknown; type?: unknown }): TestEventReq
   throw badRequest(`Invalid event_type: ${String(type)}. Valid: click, lead, sale`);
 }
 
-/**
- * Test events go through the worker's own tracking routes, in-process: the exact code (validation,
- * attribution, test flags, verification counting) a brand's backend reaches, with the caller's key and IP.
- */
-function inProcessTracking(app: OpenAPIHono<AppEnv>, c: Context<AppEnv>): TrackingCalls {
-  return {
-    async post(path, body) {
-      const response = await app.request(
-        path,
-        {
-          method: "POST",
-          headers: {
-            "Content-Type": "application/json",
-            Authorization: c.req.header("Authorization") ?? "",
-            "CF-Connecting-IP": clientIp(c),
-            "X-Request-ID": c.get("requestId"),
-          },
-          body: JSON.stringify(body),
-        },
-        c.env,
-        c.executionCtx,
-      );
-      const text = await response.text();
-      return { status: response.status, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
-    },
-  };
-}
-
 export function registerTestEvent(app: OpenAPIHono<AppEnv>): void {
   app.use(
     testEventRoute.path,
@@ -108,7 +78,7 @@ export function registerTestEvent(app: OpenAPIHono<AppEnv>): void {
     const credential = await requestCredential(c);
     const header = credential.header;
     const keyHash = credential.keyHash ?? "";
-    const result = await runTestEvent(db, inProcessTracking(app, c), {
+    const result = await runTestEvent(db, inProcessTracking(app, c)(c.req.header("Authorization") ?? ""), {
       header,
       keyHash,
       now: clock.now(),

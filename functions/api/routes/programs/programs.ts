@@ -5,34 +5,14 @@ import type { AppEnv } from "../../../../lib/http/app-env.ts";
 import { limitBody } from "../../../../lib/http/body-limit.ts";
 import { createProgram } from "../../../../lib/programs/create-program.ts";
 import { listMyPrograms } from "../../../../lib/programs/list-my-programs.ts";
+import { newProgramFields } from "../../../../lib/programs/new-program-fields.ts";
 import { checkNewProgram } from "../../../../lib/programs/program-rules.ts";
 import { rateLimits } from "../../../../lib/ratelimit/policies.ts";
 import { bodyErrors, okResponse, signedIn, signedInErrors, signedInSecurity } from "./signed-in.ts";
 
 export const NO_WORKSPACE_MESSAGE = "No advertiser found for this account";
 
-const NewProgramSchema = z
-  .looseObject({
-    name: z.unknown().optional().openapi({ type: "string" }),
-    domain: z.unknown().optional().openapi({ type: "string", example: "shop.example.com" }),
-    commission_type: z
-      .unknown()
-      .optional()
-      .openapi({ type: "string", enum: ["percent", "fixed", "recurring_percent", "recurring_fixed"] }),
-    commission_rate: z
-      .unknown()
-      .optional()
-      .openapi({ type: "number", description: "At most 100 for percent types" }),
-    duration_months: z
-      .unknown()
-      .optional()
-      .openapi({ type: "integer", description: "0 = lifetime (default)" }),
-    cookie_duration: z
-      .unknown()
-      .optional()
-      .openapi({ type: "integer", description: "Attribution window, 1 to 365 days (default 60)" }),
-  })
-  .openapi("NewProgramRequest");
+const NewProgramSchema = z.looseObject(newProgramFields).openapi("NewProgramRequest");
 
 const ProgramSummary = z.object({
   id: z.number().int(),
