@@ -3,8 +3,8 @@ import type { AddressInfo } from "node:net";
 
 /**
  * A small local stand-in of the payments provider's Connect OAuth token endpoint (`POST /oauth/token`), for
- * tests and offline use: the worker's SDK reaches it through its own host/port/protocol settings, so the
- * real `stripe.oauth.token` code path runs. A code `ac_<suffix>` (letters and digits) is answered with the
+ * tests and offline use: the worker's token exchange reaches it through the `STRIPE_API_*` host/port/protocol
+ * settings, so the real exchange code path runs. A code `ac_<suffix>` (letters and digits) is answered with the
  * connected account `acct_<suffix>`; any other code with the provider's `invalid_grant` error. The platform
  * key must be the one the stand-in was started with.
  */

@@ -23,7 +23,7 @@ const EnvSchema = z.object({
   /** The platform's secret key and Connect client id (`ca_...`): the Connect OAuth start and callback. */
   STRIPE_SECRET_KEY: z.string().min(1).optional(),
   STRIPE_CONNECT_CLIENT_ID: z.string().min(1).optional(),
-  /** Local stand-in of the provider's endpoints (tests, offline dev): the SDK's own host/port/protocol. */
+  /** Local stand-in of the provider's Connect token endpoint (tests, offline dev): its host/port/protocol. */
   STRIPE_API_HOST: z.string().min(1).optional(),
   STRIPE_API_PORT: z.coerce.number().int().positive().optional(),
   STRIPE_API_PROTOCOL: z.enum(["http", "https"]).optional(),
@@ -46,7 +46,7 @@ export interface Config {
 export interface StripeConnectConfig {
   secretKey: string;
   clientId: string;
-  /** Where the SDK sends API calls (the OAuth token exchange too); unset: the provider's own hosts. */
+  /** Where the OAuth token exchange goes; unset: the provider's own host. */
   host: string | undefined;
   port: number | undefined;
   protocol: "http" | "https" | undefined;

@@ -1,4 +1,3 @@
-import Stripe from "stripe";
 import { requireProgramMembership } from "../auth/require-program-membership.ts";
 import type { StripeConnectConfig } from "../config/env.ts";
 import type { Database } from "../db/client.ts";
@@ -8,17 +7,37 @@ import { updateProgramSettings } from "../programs/update-program-settings.ts";
 /**
  * The payments provider's Connect OAuth (standard accounts): start sends the person to
  * connect.stripe.com/oauth/authorize with a one-time state bound to them and the program; the callback
- * takes the state out (once), exchanges the code through the SDK (`stripe.oauth.token`) and stores the
- * connected account id through the settings use case (validated, atomic, audited, unique across programs).
+ * takes the state out (once), exchanges the code at the provider's documented token endpoint
+ * (`POST https://connect.stripe.com/oauth/token`, the platform's secret key as bearer, a form body) and
+ * stores the connected account id through the settings use case (validated, atomic, audited, unique across
+ * programs). Plain `fetch` rather than the provider's SDK: the SDK is most of a worker's size, and these two
+ * documented calls are all this worker needs of it.
  */
-function sdk(config: StripeConnectConfig): Stripe {
-  return new Stripe(config.secretKey, {
-    httpClient: Stripe.createFetchHttpClient(),
-    maxNetworkRetries: 1,
-    ...(config.host ? { host: config.host } : {}),
-    ...(config.port ? { port: config.port } : {}),
-    ...(config.protocol ? { protocol: config.protocol } : {}),
+const connectOrigin = "https://connect.stripe.com";
+
+/** Where the token exchange goes: the provider's own host, or the configured local stand-in. */
+function tokenEndpoint(config: StripeConnectConfig): string {
+  if (!config.host) return `${connectOrigin}/oauth/token`;
+  const protocol = config.protocol ?? "https";
+  return `${protocol}://${config.host}${config.port ? `:${config.port}` : ""}/oauth/token`;
+}
+
+/** Exchanges an authorization code for the connected account id; undefined when the provider refuses. */
+async function exchangeCode(config: StripeConnectConfig, code: string): Promise<string | undefined> {
+  const response = await fetch(tokenEndpoint(config), {
+    method: "POST",
+    headers: {
+      Authorization: `Bearer ${config.secretKey}`,
+      "Content-Type": "application/x-www-form-urlencoded",
+    },
+    body: new URLSearchParams({ grant_type: "authorization_code", code }),
   });
+  if (!response.ok) {
+    await response.body?.cancel();
+    return undefined;
+  }
+  const token = (await response.json()) as { stripe_user_id?: unknown };
+  return typeof token.stripe_user_id === "string" ? token.stripe_user_id : undefined;
 }
 
 export type StartConnectResult = { ok: true; authorizeUrl: string } | { ok: false; reason: "no_access" };
@@ -37,14 +56,15 @@ export async function startStripeConnect(
     { purpose: "stripe_connect", userId: input.userId, programId: input.programId },
     input.now,
   );
-  // Built by the SDK without the local host override: the person always goes to the provider's own page.
-  const authorizeUrl = new Stripe(config.secretKey).oauth.authorizeUrl({
+  // Never the local host override: the person always goes to the provider's own page.
+  const query = new URLSearchParams({
     response_type: "code",
     client_id: config.clientId,
     scope: "read_write",
     state,
     redirect_uri: input.redirectUri,
   });
+  const authorizeUrl = `${connectOrigin}/oauth/authorize?${query}`;
   return { ok: true, authorizeUrl };
 }
 
@@ -70,8 +90,7 @@ export async function finishStripeConnect(
   if (input.error || !input.code) return { ok: false, reason: "denied" };
   let accountId: string | undefined;
   try {
-    const token = await sdk(config).oauth.token({ grant_type: "authorization_code", code: input.code });
-    accountId = token.stripe_user_id;
+    accountId = await exchangeCode(config, input.code);
   } catch {
     return { ok: false, reason: "exchange_failed" };
   }

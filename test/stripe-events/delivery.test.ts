@@ -29,8 +29,17 @@ describe("signature", () => {
     const stale = await signatureFor(body).then((header) =>
       header.replace(/t=\d+/, `t=${Math.floor(Date.now() / 1000) - 3600}`),
     );
+    const now = Math.floor(Date.now() / 1000);
+    const goodHex = good.split("v1=")[1];
     const attempts = [
       { payload: body, signature: "t=1,v1=deadbeef" },
+      { payload: body, signature: "" },
+      { payload: body, signature: `v1=${goodHex}` },
+      { payload: body, signature: good.replace(/,v1=.*$/, "") },
+      { payload: body, signature: good.replace("v1=", "v0=") },
+      { payload: body, signature: good.toUpperCase() },
+      { payload: body, signature: await signatureFor(body, undefined, now - 301) },
+      { payload: "not json", signature: await signatureFor("not json") },
       { payload: body, signature: null },
       { payload: body, signature: await signatureFor(body, "whsec_someone_else") },
       { payload: body.replace('"amount_total":10000', '"amount_total":99999'), signature: good },
@@ -46,6 +55,22 @@ describe("signature", () => {
     expect(await eventRow(e.id)).toBeUndefined();
     expect(await salesOf(p.programId)).toHaveLength(0);
     expect(session.id).toMatch(/^cs_test_/);
+  });
+
+  it("accepts the provider's scheme: a slightly old or early timestamp, and a good v1 among others", async () => {
+    const now = Math.floor(Date.now() / 1000);
+    for (const header of [
+      (body: string) => signatureFor(body, undefined, now - 290),
+      (body: string) => signatureFor(body, undefined, now + 600),
+      // During a secret roll the provider signs with both secrets: one matching entry is enough.
+      async (body: string) =>
+        `${(await signatureFor(body)).replace(/,v1=.*$/, "")},v1=${"0".repeat(64)},${(await signatureFor(body)).split(",")[1]},v0=ab`,
+    ]) {
+      const { e } = await paidCheckoutEvent();
+      const body = JSON.stringify(e);
+      const response = await deliver(body, { signature: await header(body) });
+      expect(response).toMatchObject({ status: 200, body: { received: true, outcome: "recorded" } });
+    }
   });
 
   it("answers 404 off its path and 405 for other methods", async () => {

@@ -114,8 +114,13 @@ export function event(
   };
 }
 
-export async function signatureFor(payload: string, secret = env.STRIPE_WEBHOOK_SECRET): Promise<string> {
-  return stripe.webhooks.generateTestHeaderStringAsync({ payload, secret, cryptoProvider });
+/** Signed by the provider's own SDK, so the worker's verification is checked against the provider's scheme. */
+export async function signatureFor(
+  payload: string,
+  secret = env.STRIPE_WEBHOOK_SECRET,
+  timestamp?: number,
+): Promise<string> {
+  return stripe.webhooks.generateTestHeaderStringAsync({ payload, secret, cryptoProvider, timestamp });
 }
 
 export interface Delivery {

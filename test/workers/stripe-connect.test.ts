@@ -8,7 +8,7 @@ import { type OwnedProgram, ownerWithProgram, platform, signedInPerson } from ".
 
 /**
  * The Connect OAuth flow: the start route sends the browser to the provider; the callback exchanges the code
- * through the real SDK (`stripe.oauth.token`), which reaches the local stand-in of the token endpoint
+ * at the provider's documented token endpoint, here the local stand-in of it reached
  * through its host/port/protocol settings (test/setup/local-services.ts).
  */
 async function start(owner: OwnedProgram): Promise<string> {

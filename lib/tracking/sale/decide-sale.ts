@@ -17,7 +17,8 @@ import { type ApiError, platformError } from "../../errors/api-error.ts";
 import { type Currency, isSupportedCurrency } from "../../money.ts";
 import { type PaymentNamespace, paymentNamespace } from "../../sales/payment-namespace.ts";
 import type { StoredEmail } from "../email.ts";
-import { occurredAtMessage, type SaleRequest, saleRequiredMessages } from "./sale-request.ts";
+import { occurredAtMessage, saleRequiredMessages } from "./sale-messages.ts";
+import type { SaleRequest } from "./sale-request.ts";
 
 const dayMs = 86_400_000;
 

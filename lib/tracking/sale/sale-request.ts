@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { occurredAtMessage, requiredAmount, requiredTransactionId } from "./sale-messages.ts";
 
 export const saleProviders = [
   "stripe",
@@ -13,10 +14,6 @@ export const saleProviders = [
   "razorpay",
   "other",
 ] as const;
-
-const requiredTransactionId = "transaction_id is required and must be a string";
-const requiredAmount = "amount_cents is required and must be a positive integer";
-export const occurredAtMessage = "occurred_at must be an ISO 8601 time within the last 30 days";
 
 /** ISO 8601 date-time with an explicit offset (`Z` or `+hh:mm`). */
 const isoWithOffset = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/;
@@ -113,8 +110,6 @@ export const SaleRequestSchema = z
   .openapi("SaleRequest");
 
 export type SaleRequest = z.infer<typeof SaleRequestSchema>;
-
-export const saleRequiredMessages = { transactionId: requiredTransactionId, amount: requiredAmount };
 
 export const SaleResponseSchema = z
   .object({
