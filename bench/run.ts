@@ -21,7 +21,10 @@ import { signedCheckoutEvent } from "./checkout-event.ts";
 
 interface ScenarioContext {
   demo: Demo;
-  /** Extra live API keys of demo program 1, so per-key limits (120/min) do not cap the load. */
+  /**
+   * Extra live API keys of demo program 1, so per-key limits (120/min for sale and refund, 30/min for
+   * readiness and analytics) do not cap the load.
+   */
   apiKeys: string[];
   /** Click ids of demo program 1, made before the run, for attributed sales. */
   clickIds: string[];
@@ -125,6 +128,26 @@ const SCENARIOS: readonly Scenario[] = [
     headers: ({ apiKeys }, n) => ({ authorization: `Bearer ${apiKeys[n % apiKeys.length]}` }),
   },
   {
+    // Readiness of demo program 1 (its events by now): one read round trip, like click; limited to 30 per
+    // minute per key, so the requests rotate over the prepared keys.
+    name: "readiness",
+    floor: "floor-1",
+    method: "GET",
+    path: "/api/v1/programs/me/readiness",
+    expectedStatus: 200,
+    headers: ({ apiKeys }, n) => ({ authorization: `Bearer ${apiKeys[n % apiKeys.length]}` }),
+  },
+  {
+    // Analytics by utm_source over the last 30 days for demo program 1: two round trips (rollups, then the
+    // raw edges of the range), hence the two-round-trip floor.
+    name: "analytics",
+    floor: "floor-2",
+    method: "GET",
+    path: "/api/v1/programs/me/analytics/sources?group_by=utm_source&interval=last_30_days",
+    expectedStatus: 200,
+    headers: ({ apiKeys }, n) => ({ authorization: `Bearer ${apiKeys[n % apiKeys.length]}` }),
+  },
+  {
     // The provider's signed `checkout.session.completed` of demo program 1's connected account, attributed by
     // its metadata click id: claim, read, write, kept reversals and completion (5 round trips; its floor has 2).
     name: "checkout",
@@ -145,6 +168,12 @@ const SCENARIOS: readonly Scenario[] = [
   },
 ];
 
+/**
+ * Prepared API keys: at 30 requests per minute per key (readiness, analytics), 4,000 keys carry 2,000
+ * requests/s for the minute a scenario lasts.
+ */
+const API_KEYS = 4000;
+
 /** Sales the refund scenario spreads over, and the amount of each (cents). */
 const REFUNDABLE_SALES = 300;
 const REFUNDABLE_SALE_CENTS = 10_000_000;
@@ -161,13 +190,14 @@ async function prepareContext(
   const program = demo.programs[0];
   if (!program) throw new Error("the demo has no program");
   const apiKeys: string[] = [];
-  for (let i = 0; i < 200; i++) {
-    const issued = await issueApiKey(false);
+  for (let batch = 0; batch < API_KEYS / 200; batch++) {
+    const issued = await Promise.all(Array.from({ length: 200 }, () => issueApiKey(false)));
+    const rows = issued.map((_, i) => `($1, $${2 * i + 2}, $${2 * i + 3}, false)`).join(", ");
     await target.sql.query(
-      "insert into program_api_keys (program_id, key_hash, key_prefix, is_test) values ($1, $2, $3, false)",
-      [program.program_id, issued.keyHash, issued.keyPrefix],
+      `insert into program_api_keys (program_id, key_hash, key_prefix, is_test) values ${rows}`,
+      [program.program_id, ...issued.flatMap((key) => [key.keyHash, key.keyPrefix])],
     );
-    apiKeys.push(issued.key);
+    apiKeys.push(...issued.map((key) => key.key));
   }
   const clickIds: string[] = [];
   for (let i = 0; i < 50; i++) {
