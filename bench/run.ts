@@ -1,9 +1,10 @@
 /**
- * `npm run bench [-- <scenario>...]`: starts the local stack in-process (PGlite in a temp folder, demo
- * seed, one Miniflare instance on a free loopback port), drives each scenario with autocannon for a
- * bounded time, prints the figures, stops everything and removes the temp folder.
+ * `npm run bench [-- <scenario>...]`: starts the local stack in-process (PGlite in a temp folder, or the
+ * PostgreSQL of DATABASE_URL; demo seed; one Miniflare instance on a free loopback port), drives each
+ * scenario with autocannon for a bounded time right after its floor (one or two `select 1` round trips,
+ * bench/floor-worker.ts), prints the figures and the ratios, stops everything and removes the temp folder.
  *
- * Environment: BENCH_SECONDS (default 10), BENCH_CONNECTIONS (default 10).
+ * Environment: BENCH_SECONDS (default 10), BENCH_CONNECTIONS (default 10), DATABASE_URL (optional).
  *
  * Per-IP rate limits would refuse almost everything from one address, so every request carries its own
  * `CF-Connecting-IP`. Any status other than the scenario's expected one counts as an error (exit code 1).
@@ -287,14 +288,7 @@ interface Figures {
 const seconds = positiveNumber("BENCH_SECONDS", 10);
 const connections = positiveNumber("BENCH_CONNECTIONS", 10);
 const selected = process.argv.slice(2);
-// A selected scenario brings its floor along: the ratio is the figure that means something.
-const wanted = new Set(
-  selected.flatMap((name) => [
-    name,
-    ...SCENARIOS.filter((s) => s.name === name && s.floor).map((s) => s.floor as string),
-  ]),
-);
-const scenarios = selected.length > 0 ? SCENARIOS.filter((s) => wanted.has(s.name)) : SCENARIOS;
+const scenarios = selected.length > 0 ? SCENARIOS.filter((s) => selected.includes(s.name)) : SCENARIOS;
 if (scenarios.length === 0) {
   console.error(
     `unknown scenario(s) ${selected.join(", ")}; known: ${SCENARIOS.map((s) => s.name).join(", ")}`,
@@ -353,7 +347,13 @@ try {
     scenarios.some((s) => s.name === "refund"),
   );
   const results: Figures[] = [];
-  for (const scenario of scenarios) {
+  // Each scenario is measured right after its own floor: on a machine shared with other work the load drifts
+  // over a run, and a floor measured minutes earlier would make the ratio measure the drift.
+  const runs = scenarios.flatMap((scenario) => {
+    const floor = SCENARIOS.find((s) => s.name === scenario.floor);
+    return floor ? [{ ...floor, name: `${floor.name} (${scenario.name})` }, scenario] : [scenario];
+  });
+  for (const scenario of runs) {
     // Warm-up (JIT, connection pools, the isolate's first database client), not measured.
     await load(stack.baseUrl, scenario, context, { amount: connections * 20 });
     await settle(scenario.afterResponseWrites ? 3000 : 250);
@@ -483,12 +483,12 @@ function printRatios(results: readonly Figures[]): void {
   const byName = new Map(results.map((f) => [f.scenario, f]));
   const rows = SCENARIOS.filter((s) => s.floor && byName.has(s.name)).map((s) => {
     const f = byName.get(s.name) as Figures;
-    const floor = s.floor ? byName.get(s.floor) : undefined;
+    const floor = byName.get(`${s.floor} (${s.name})`);
     return [
       s.name,
       String(f.requestsPerSecond),
       `${f.p50Ms} / ${f.p99Ms} ms`,
-      floor ? `${floor.scenario}: ${floor.requestsPerSecond}` : "-",
+      floor ? `${s.floor}: ${floor.requestsPerSecond}` : "-",
       floor ? `${floor.p50Ms} / ${floor.p99Ms} ms` : "-",
       floor ? `${round(f.requestsPerSecond / floor.requestsPerSecond, 2)}x` : "-",
       f.p50Ms > 0 ? `${round(f.p99Ms / f.p50Ms, 1)}x` : "-",
