@@ -288,7 +288,8 @@ interface Figures {
 const seconds = positiveNumber("BENCH_SECONDS", 10);
 const connections = positiveNumber("BENCH_CONNECTIONS", 10);
 const selected = process.argv.slice(2);
-const scenarios = selected.length > 0 ? SCENARIOS.filter((s) => selected.includes(s.name)) : SCENARIOS;
+// By default every endpoint, each after its own floor (floors alone only when named).
+const scenarios = SCENARIOS.filter((s) => (selected.length > 0 ? selected.includes(s.name) : s.floor));
 if (scenarios.length === 0) {
   console.error(
     `unknown scenario(s) ${selected.join(", ")}; known: ${SCENARIOS.map((s) => s.name).join(", ")}`,
