@@ -52,7 +52,7 @@ function showError(element: HTMLElement | null, text: string | null): void {
 }
 
 function programId(): string | null {
-  return $("#program")?.dataset.programId ?? null;
+  return $("#program-view")?.dataset.programId ?? null;
 }
 
 // ---- chart ----

@@ -152,7 +152,7 @@ describe("dashboard page: who gets what", () => {
       case: "the owner without a choice: the first program",
       request: async () => ({ path: "/dashboard", cookie: owner.token }),
       status: 200,
-      contains: ['id="program" data-program-id="', 'id="regenerate-key"'],
+      contains: ['id="program-view" data-program-id="', 'id="regenerate-key"'],
     },
     {
       case: "the signed-out page",

@@ -12,6 +12,7 @@ export function Layout(props: { title: string; email?: string; children: Child }
         <meta charset="utf-8" />
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <title>{props.title}</title>
+        <link rel="icon" href="data:," />
         <link rel="stylesheet" href={stylePath} />
         <script src={scriptPath} defer />
       </head>

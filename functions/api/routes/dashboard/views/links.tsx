@@ -70,7 +70,7 @@ export function Links(props: { programId: number; links: LinkRow[]; partners: Pr
             id="link-code"
             name="short_link"
             maxlength={64}
-            pattern="[A-Za-z0-9][A-Za-z0-9_-]{2,63}"
+            pattern="[A-Za-z0-9][A-Za-z0-9_\-]{2,63}"
             autocomplete="off"
           />
           <button type="submit">Create link</button>

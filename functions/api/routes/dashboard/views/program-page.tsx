@@ -25,7 +25,7 @@ export function DashboardPage(props: {
         selected={p?.id ?? null}
       />
       {p ? (
-        <div class="grid" id="program" data-program-id={String(p.id)}>
+        <div class="grid" id="program-view" data-program-id={String(p.id)}>
           <h1 class="program-name">{p.name}</h1>
           <Readiness programId={p.id} readiness={p.page.readiness} />
           <Performance report={p.page.performance} />
