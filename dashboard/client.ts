@@ -224,7 +224,7 @@ function eventDetail(e: Json): string {
 }
 
 async function refreshEvents(id: string): Promise<void> {
-  const answer = await api("GET", `/api/tracking/events/${id}?limit=20`);
+  const answer = await api("GET", `/api/tracking/events/${id}?limit=12`);
   const body = $("#events-rows");
   if (!answer.ok || !body) return;
   const events = ((answer.body.data as Json).events as Json[]) ?? [];

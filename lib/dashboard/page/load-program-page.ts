@@ -44,7 +44,7 @@ export interface ProgramPage {
   analytics: AnalyticsReport;
 }
 
-const recentEventsShown = 20;
+const recentEventsShown = 12;
 
 /**
  * Everything the program view shows, read side by side once the membership is confirmed. Null when the
