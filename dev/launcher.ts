@@ -99,6 +99,7 @@ function printBanner(s: Stack): void {
     "",
     `Affiliate tracking service: ${s.baseUrl}`,
     `  OpenAPI   ${s.baseUrl}/openapi.json   docs ${s.baseUrl}/docs`,
+    `  dashboard ${s.baseUrl}/dashboard   (sign in as owner@demo-brand.example)`,
     `  database  ${s.sql.backend} via ${s.sql.url}`,
     `  data      ${relative(process.cwd(), dataDir) || "."}`,
   ];

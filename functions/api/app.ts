@@ -11,6 +11,7 @@ import { describeEventsWorker } from "./openapi-document.ts";
 import { registerSession } from "./routes/auth/session.ts";
 import { registerSignIn } from "./routes/auth/sign-in.ts";
 import { registerCli } from "./routes/cli/index.ts";
+import { registerDashboard } from "./routes/dashboard/index.tsx";
 import { registerDocs } from "./routes/docs.ts";
 import { registerAnalyticsSources } from "./routes/programs/analytics-sources.ts";
 import { registerApiKeys } from "./routes/programs/api-keys.ts";
@@ -66,6 +67,7 @@ export function createApp(): OpenAPIHono<AppEnv> {
   registerPrograms(app);
   registerTracking(app);
   registerStripeConnect(app);
+  registerDashboard(app);
   registerDocs(app);
   return app;
 }

@@ -32,4 +32,6 @@ export const rateLimits = {
   trackingRead: perMinute("tracking-read", 120, "token"),
   /** Ours: dashboard test events and verification chains (the chain also keeps its hourly cap). */
   trackingWrite: perMinute("tracking-write", 20, "token"),
+  /** Ours: the dashboard page itself (a navigation per program, group or reload), per sign-in token. */
+  dashboardPage: perMinute("dashboard-page", 60, "token"),
 } as const satisfies Record<string, RateLimitPolicy>;

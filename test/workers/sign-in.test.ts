@@ -28,7 +28,7 @@ describe("dashboard sign-in through the local OpenID provider", () => {
     const person = email();
     const response = await dashboardSignIn({ email: person, verified: true });
     expect(response.status).toBe(303);
-    expect(response.headers.get("Location")).toBe("/api/v1/auth/session");
+    expect(response.headers.get("Location")).toBe("/dashboard");
     const line =
       (response.headers as LooseJson)
         .getSetCookie?.()

@@ -22,8 +22,8 @@ import { CLI_LOGIN_COOKIE, cliLoginCookie } from "../cli/login-page.ts";
 /** Ties the callback to the browser that started the sign-in (login CSRF); lives as long as the flow. */
 export const SIGN_IN_STATE_COOKIE = "__Host-affiliate_sign_in_state";
 export const SIGN_IN_CALLBACK_PATH = "/api/v1/auth/callback";
-/** Where a browser lands after signing in (until the dashboard page exists, the session itself). */
-const AFTER_SIGN_IN = "/api/v1/auth/session";
+/** Where a browser lands after signing in: the dashboard page. */
+const AFTER_SIGN_IN = "/dashboard";
 
 export const STATE_INVALID_MESSAGE = "Sign-in expired or was started in another browser. Start again.";
 export const PROVIDER_REFUSED_MESSAGE = "The sign-in provider did not complete the sign-in. Start again.";
@@ -62,7 +62,7 @@ export const callbackRoute = createRoute({
   summary: "The provider's redirect back: exchanges the code and signs the person in",
   description:
     "Sets the dashboard sign-in cookie (`__Host-affiliate_session`, HttpOnly, Secure, SameSite=Lax) and " +
-    "redirects to `/api/v1/auth/session`; when the sign-in was started from a command-line login link " +
+    "redirects to the dashboard page (`/dashboard`); when the sign-in was started from a command-line login link " +
     "(`/cli/login`), it also completes that login and answers a page telling the person to return to the " +
     "terminal. An unverified provider email (checked first) and a suspended " +
     "account are refused with 403 and `details.code` `PROVIDER_EMAIL_NOT_VERIFIED` / `ACCOUNT_BLOCKED`.",
