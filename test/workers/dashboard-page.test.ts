@@ -143,6 +143,12 @@ describe("dashboard page: who gets what", () => {
       contains: [PROGRAM_REFUSED_TITLE],
     },
     {
+      case: "a person without programs asking for one",
+      request: async () => ({ path: "/dashboard?program=abc", cookie: noPrograms.token }),
+      status: 403,
+      contains: [PROGRAM_REFUSED_TITLE],
+    },
+    {
       case: "a person without programs: the empty state",
       request: async () => ({ path: "/dashboard", cookie: noPrograms.token }),
       status: 200,

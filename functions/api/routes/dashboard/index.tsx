@@ -71,7 +71,7 @@ export function registerDashboard(app: OpenAPIHono<AppEnv>): void {
       const asked = c.req.query("program");
       const programId = asked === undefined ? programs[0]?.id : parseProgramId(asked);
       const chosen = programs.find((p) => p.id === programId);
-      if (programId === undefined && programs.length === 0) {
+      if (asked === undefined && programs.length === 0) {
         return c.html(<DashboardPage summary={summary} programs={programs} program={null} />, 200);
       }
       const groupBy = groupByOf(c.req.query("group_by"));
