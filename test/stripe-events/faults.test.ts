@@ -80,7 +80,7 @@ async function commissionsOfProgram(programId: number) {
 
 async function expectBooksBalance(p: ConnectedProgram) {
   const sales = await salesOf(p.programId);
-  expect(new Set(sales.map((s) => s.transactionId)).size).toBe(sales.length);
+  expect(new Set(sales.map((s) => s.processorEventId)).size).toBe(sales.length);
   const rows = await commissionsOfProgram(p.programId);
   expect(new Set(rows.map((c) => c.saleId)).size).toBe(rows.length);
   for (const partner of p.partnerIds) await expectBalanceMatchesLedger(p.programId, partner);

@@ -57,7 +57,7 @@ async function withFault<T>(fault: FaultSpec, ordinal: number, action: () => Pro
 /** One sale per payment, at most one commission per sale, and every partner's ledger sums to its balance. */
 async function expectBooksBalance(p: ProgramFixture): Promise<void> {
   const sales = await salesOf(p.programId);
-  expect(new Set(sales.map((s) => s.transactionId)).size).toBe(sales.length);
+  expect(new Set(sales.map((s) => s.processorEventId)).size).toBe(sales.length);
   const commissions = await commissionsOf(p.programId);
   expect(new Set(commissions.map((c) => c.saleId)).size).toBe(commissions.length);
   for (const partner of p.partnerIds) await expectBalanceMatchesLedger(p.programId, partner);
