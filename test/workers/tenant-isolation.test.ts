@@ -48,6 +48,8 @@ interface Row {
   status: number;
   /** For a 200: what the answer holds is the attacker's own (checked beyond "nothing of A"). */
   own?: (body: LooseJson) => void;
+  /** For a refusal: the platform envelope's message (and code, on sale and refund). */
+  error?: { message: string; code?: string };
   /** A's strings the attacker itself sent, which the answer may repeat. */
   echoes?: () => string[];
 }
@@ -137,6 +139,7 @@ function programRoutes(attack: Attack, who: () => Person): Row[] {
     // Bodies naming A's program are built when the row runs (A exists only then).
     call: async () => dashboard(method, path(), who, body?.())(),
     status: 403,
+    error: { message: "You do not have access to this program" },
   }));
 }
 
@@ -148,6 +151,10 @@ const rows: Row[] = [
     call: () => sale(b.program, { transaction_id: a.transactionId, amount_cents: 1000, click_id: a.clickId }),
     // Live payment ids are one namespace (a payment is one sale, whoever reports it): 409, without the id.
     status: 409,
+    error: {
+      message: "Duplicate transaction_id. This sale has already been recorded.",
+      code: "duplicate_transaction",
+    },
     own: (body) => expect(body.error.details).toEqual({}),
   },
   {
@@ -155,6 +162,7 @@ const rows: Row[] = [
     attack: "B's program key",
     call: () => sale(b.program, { transaction_id: txn(), amount_cents: 1000, customer_key: a.customerKey }),
     status: 400,
+    error: { message: "Customer not found. Provide customer_key or click_id.", code: "no_attribution" },
   },
   {
     route: "POST /api/v1/track/refund",
@@ -162,6 +170,7 @@ const rows: Row[] = [
     call: () =>
       postJson("/api/v1/track/refund", { transaction_id: a.transactionId }, bearer(b.program.apiKey)),
     status: 404,
+    error: { message: "Sale not found for transaction_id", code: "not_found" },
   },
   {
     route: "POST /api/v1/track/lead",
@@ -173,6 +182,7 @@ const rows: Row[] = [
         bearer(b.program.apiKey),
       ),
     status: 400,
+    error: { message: "Customer does not belong to this program" },
   },
   {
     route: "POST /api/v1/track/lead",
@@ -180,6 +190,7 @@ const rows: Row[] = [
     // Browser mode naming B's program with A's click.
     call: () => postJson("/api/v1/track/lead", { click_id: a.clickId, program_id: b.program.programId }),
     status: 400,
+    error: { message: "Customer not found. Provide a valid click_id or customer_key." },
   },
   {
     route: "POST /api/v1/track/click",
@@ -194,6 +205,7 @@ const rows: Row[] = [
         bearer(b.program.apiKey),
       ),
     status: 403,
+    error: { message: "program_id does not match the API key" },
   },
   {
     route: "POST /api/v1/track/click",
@@ -205,6 +217,7 @@ const rows: Row[] = [
         program_id: b.program.programId,
       }),
     status: 400,
+    error: { message: "Referral link not found" },
   },
   {
     route: "POST /api/v1/track/visit",
@@ -216,6 +229,7 @@ const rows: Row[] = [
         program_id: b.program.programId,
       }),
     status: 400,
+    error: { message: "Unknown click_id" },
   },
   {
     route: "GET /api/v1/programs/me/readiness",
@@ -264,6 +278,7 @@ const rows: Row[] = [
         active: false,
       })(),
     status: 404,
+    error: { message: "Referral link not found" },
   },
   {
     route: "POST /api/v1/programs/:id/links",
@@ -274,6 +289,7 @@ const rows: Row[] = [
         short_link: "mallory-borrowed-partner",
       })(),
     status: 400,
+    error: { message: "partner_id must be an active partner of this program" },
   },
   {
     route: "POST /api/tracking/check-test-events",
@@ -354,12 +370,17 @@ const rows: Row[] = [
         },
       }),
     status: 403,
+    error: { message: "advertiser_id does not match the authenticated account" },
   },
   {
     route: "POST /api/v1/cli/stripe-connect",
     attack: "B's login token",
     call: () => cli("POST", "/api/v1/cli/stripe-connect", { token: b.loginToken, body: {} }),
     status: 410,
+    error: {
+      message:
+        "This endpoint is retired. Connect your payments provider account from the dashboard: program settings, Payments.",
+    },
   },
 ];
 
@@ -522,6 +543,20 @@ describe("tenant isolation: every route against another tenant's ids", () => {
     async (_name, row) => {
       const answer = await row.call();
       expect(answer.status, JSON.stringify(answer.body)).toBe(row.status);
+      if (row.error) {
+        expect(answer.body).toEqual({
+          data: null,
+          error: {
+            status: row.status,
+            name: expect.any(String),
+            message: row.error.message,
+            details: {},
+            ...(row.error.code ? { code: row.error.code } : {}),
+          },
+        });
+      } else {
+        expect(answer.status).toBeLessThan(300);
+      }
       expectNothingOfA(answer.body, row.echoes?.() ?? []);
       row.own?.(answer.body);
     },
