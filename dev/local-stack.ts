@@ -77,6 +77,11 @@ export interface LocalStackOptions {
   oidcPort?: number;
   /** Miniflare's log level (request lines at "info"). Default "warn". */
   logLevel?: StackLogLevel;
+  /**
+   * Another stack's SQL endpoint to use instead of starting one (a second instance of the workers over the
+   * same database, as production runs many isolates over one); left running on `stop()`.
+   */
+  sharedSql?: SqlEndpoint;
   /** Sees every statement the workers send to the SQL endpoint (see `SqlEndpointOptions`). */
   onStatement?: (query: string, params: (string | null)[]) => void;
   /** Progress messages of the stack itself. Default: silent. */
@@ -167,14 +172,16 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
 
   try {
     const usePostgres = options.databaseUrl !== undefined && /^postgres(ql)?:\/\//i.test(options.databaseUrl);
-    const sql = await startSqlEndpoint({
-      host: "127.0.0.1",
-      migrationsFolder: join(root, "migrations"),
-      ...(options.sqlSecret ? { secret: options.sqlSecret } : {}),
-      ...(options.onStatement ? { onStatement: options.onStatement } : {}),
-      ...(usePostgres ? { databaseUrl: options.databaseUrl } : { dataDir: join(dataDir, "pglite") }),
-    });
-    cleanups.push(() => sql.close());
+    const sql =
+      options.sharedSql ??
+      (await startSqlEndpoint({
+        host: "127.0.0.1",
+        migrationsFolder: join(root, "migrations"),
+        ...(options.sqlSecret ? { secret: options.sqlSecret } : {}),
+        ...(options.onStatement ? { onStatement: options.onStatement } : {}),
+        ...(usePostgres ? { databaseUrl: options.databaseUrl } : { dataDir: join(dataDir, "pglite") }),
+      }));
+    if (!options.sharedSql) cleanups.push(() => sql.close());
     log(`SQL endpoint (${sql.backend}) on ${sql.url}`);
 
     // A real OpenID provider, dev only: the API worker is configured with it like with any production one.

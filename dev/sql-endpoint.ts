@@ -31,6 +31,7 @@ import { migrate as migrateNodePg } from "drizzle-orm/node-postgres/migrator";
 import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
 import { migrate as migratePglite } from "drizzle-orm/pglite/migrator";
 import pg from "pg";
+import { type FaultSpec, type FaultState, FaultSwitch } from "./sql-faults.ts";
 
 export interface SqlEndpointOptions {
   port?: number;
@@ -52,6 +53,15 @@ export interface SqlEndpoint {
   connectionString: string;
   stats(): { requests: number; statements: number };
   resetStats(): void;
+  /**
+   * The fault switch (dev/sql-faults.ts), also at POST /faults/arm|clear|state `{scope, fault}` with the
+   * secret: round trips carrying `X-Fault-Scope: <scope>` fail as armed.
+   */
+  faults: {
+    arm(scope: string, fault: FaultSpec): void;
+    clear(scope: string): FaultState;
+    state(scope: string): FaultState;
+  };
   /** Runs outside the HTTP path (not counted in stats); values come back as raw Postgres text or null. */
   query(sql: string, params?: unknown[]): Promise<{ rows: Record<string, unknown>[] }>;
   close(): Promise<void>;
@@ -141,6 +151,7 @@ export async function startSqlEndpoint(opts: SqlEndpointOptions = {}): Promise<S
       : await openPglite(opts.dataDir, opts.migrationsFolder);
 
   const counters = { requests: 0, statements: 0 };
+  const faults = new FaultSwitch();
   const secret = opts.secret ?? randomBytes(32).toString("hex");
   const connectionString = `postgres://app:${encodeURIComponent(secret)}@db.localtest.me/app`;
 
@@ -159,6 +170,7 @@ export async function startSqlEndpoint(opts: SqlEndpointOptions = {}): Promise<S
       if (method !== "POST") return sendText(res, 405, "POST only");
       return handleSql(req, res);
     }
+    if (path?.startsWith("/faults/") && method === "POST") return handleFaults(path.slice(8), req, res);
     if (path === "/stats" && method === "GET") return sendJson(res, 200, { ...counters });
     if (path === "/stats/reset" && method === "POST") {
       counters.requests = 0;
@@ -171,6 +183,30 @@ export async function startSqlEndpoint(opts: SqlEndpointOptions = {}): Promise<S
     sendText(res, 404, "not found");
   }
 
+  // Behind the secret like every POST: arming a fault is as powerful as running statements.
+  async function handleFaults(action: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
+    let body: { scope?: unknown; fault?: unknown };
+    try {
+      body = JSON.parse((await readBody(req)).toString("utf8") || "{}");
+    } catch {
+      return sendJson(res, 400, { message: "request body is not valid JSON" });
+    }
+    if (typeof body.scope !== "string" || body.scope === "") {
+      return sendJson(res, 400, { message: '"scope" must be a non-empty string' });
+    }
+    if (action === "arm") {
+      try {
+        faults.arm(body.scope, body.fault as FaultSpec);
+      } catch (err) {
+        return sendJson(res, 400, { message: errorMessage(err) });
+      }
+      return sendJson(res, 200, faults.state(body.scope));
+    }
+    if (action === "clear") return sendJson(res, 200, faults.clear(body.scope));
+    if (action === "state") return sendJson(res, 200, faults.state(body.scope));
+    sendText(res, 404, "not found");
+  }
+
   async function handleSql(req: IncomingMessage, res: ServerResponse): Promise<void> {
     counters.requests++;
     const countStatement = () => {
@@ -179,7 +215,26 @@ export async function startSqlEndpoint(opts: SqlEndpointOptions = {}): Promise<S
     try {
       const body = parseBody(await readBody(req));
       const arrayMode = header(req.headers, "neon-array-mode") !== "false";
-      for (const s of "queries" in body ? body.queries : [body]) opts.onStatement?.(s.query, s.params);
+      const statements = "queries" in body ? body.queries : [body];
+      for (const s of statements) opts.onStatement?.(s.query, s.params);
+      const fault = faults.decide(
+        header(req.headers, "x-fault-scope"),
+        statements.map((s) => s.query),
+      );
+      if (fault.kind === "error") return sendJson(res, fault.status, fault.body);
+      if (fault.kind === "timeout") {
+        await new Promise((resolve) => setTimeout(resolve, fault.delayMs));
+        req.socket.destroy();
+        return;
+      }
+      if (fault.kind === "lost") {
+        // Run it for real (a batch commits), then drop the answer: the ambiguous outcome of a cut connection.
+        if ("queries" in body)
+          await backend.transaction(body.queries, transactionModes(req.headers), countStatement);
+        else await backend.run(body.query, body.params);
+        req.socket.destroy();
+        return;
+      }
       if ("queries" in body) {
         const modes = transactionModes(req.headers);
         const results = await backend.transaction(body.queries, modes, countStatement);
@@ -237,6 +292,11 @@ export async function startSqlEndpoint(opts: SqlEndpointOptions = {}): Promise<S
     connectionString,
     backend: backend.kind,
     stats: () => ({ ...counters }),
+    faults: {
+      arm: (scope, fault) => faults.arm(scope, fault),
+      clear: (scope) => faults.clear(scope),
+      state: (scope) => faults.state(scope),
+    },
     resetStats: () => {
       counters.requests = 0;
       counters.statements = 0;

@@ -50,8 +50,13 @@ export async function approveDueCommissions(
       // Another run approved it, or a refund changed it meanwhile: nothing to do for this one.
       if (isGuardFailure(error) || isUniqueViolation(error, "balance_ledger_commission_credit_once"))
         continue;
-      rootLogger.error("commission approval failed", error, { commission_id: row.id });
-      continue;
+      // A lost answer (connection cut after the commit) looks like any failure: whether this run's
+      // approval committed is read back, so a committed one still gets its notification (the next run
+      // would not see it as due any more).
+      if (!(await approvedBy(db, row.id, at))) {
+        rootLogger.error("commission approval failed", error, { commission_id: row.id });
+        continue;
+      }
     }
     notifications.push({
       recipient_type: "partner",
@@ -67,4 +72,17 @@ export async function approveDueCommissions(
     });
   }
   return { approved: notifications.length, notifications };
+}
+
+/** Whether the commission was approved by the run at `at` (false when even that cannot be read). */
+async function approvedBy(db: Database, commissionId: string, at: string): Promise<boolean> {
+  try {
+    const result = await db.execute<{ approved: boolean }>(sql`
+      select (status = 'approved' and approved_at = ${at}::timestamptz) as approved
+      from commissions where id = ${commissionId}::bigint`);
+    return result.rows[0]?.approved === true;
+  } catch (error) {
+    rootLogger.error("commission approval outcome unknown", error, { commission_id: commissionId });
+    return false;
+  }
 }
