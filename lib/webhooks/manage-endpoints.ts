@@ -1,4 +1,5 @@
 import { type SQL, sql } from "drizzle-orm";
+import type { webhookDeliveryStatuses } from "../../schema/webhooks.ts";
 import { requireProgramMembership } from "../auth/require-program-membership.ts";
 import type { Database } from "../db/client.ts";
 import { checkEndpointBody, checkOverlapHours, type EndpointChange } from "./endpoint-rules.ts";
@@ -272,7 +273,7 @@ export interface AttemptView {
   response_status: number | null;
   latency_ms: number;
   error: string | null;
-  delivery_status: string;
+  delivery_status: (typeof webhookDeliveryStatuses)[number];
   next_attempt_at: string | null;
 }
 
@@ -312,7 +313,7 @@ export async function listAttempts(
       response_status: r.response_status === null ? null : Number(r.response_status),
       latency_ms: Number(r.latency_ms),
       error: (r.error as string | null) ?? null,
-      delivery_status: String(r.delivery_status),
+      delivery_status: String(r.delivery_status) as AttemptView["delivery_status"],
       next_attempt_at: r.delivery_status === "pending" ? iso(r.next_attempt_at) : null,
     })),
   };
