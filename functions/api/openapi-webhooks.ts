@@ -97,7 +97,7 @@ const signatureHeaders = [
   {
     name: "webhook-signature",
     description:
-      '`v1,<base64 HMAC-SHA256 of "${webhook-id}.${webhook-timestamp}.${body}">` keyed with the secret\'s ' +
+      '`v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">` keyed with the secret\'s ' +
       "base64 part; during a secret rotation's overlap, two such signatures separated by a space",
   },
 ].map((h) => ({ in: "header", required: true, schema: str, ...h }));

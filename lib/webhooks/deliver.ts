@@ -59,7 +59,7 @@ export async function deliverWebhook(
     where d.id = ${deliveryId}::bigint`);
   const row = read.rows[0];
   const started = options.now();
-  if (!row || row.status !== "pending" || new Date(row.next_attempt_at) > started) return "skipped";
+  if (row?.status !== "pending" || new Date(row.next_attempt_at) > started) return "skipped";
   if (!row.enabled) {
     await db.execute(sql`
       update webhook_deliveries set status = 'cancelled', completed_at = ${started.toISOString()}::timestamptz,

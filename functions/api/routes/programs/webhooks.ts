@@ -118,8 +118,7 @@ const EndpointParams = ProgramIdParam.extend({
 const jsonBody = <T extends z.ZodType>(schema: T) => ({
   body: { required: true, content: { "application/json": { schema } } },
 });
-const managerNote =
-  "Dashboard sign-in token of a workspace owner or admin (403 `" + NOT_MANAGER_MESSAGE + "` for a member).";
+const managerNote = `Dashboard sign-in token of a workspace owner or admin (403 \`${NOT_MANAGER_MESSAGE}\` for a member).`;
 const notFound = { 404: platformErrorResponse(ENDPOINT_NOT_FOUND_MESSAGE) };
 const base = "/api/v1/programs/{id}/webhooks";
 const tags = ["Webhooks"];
