@@ -216,6 +216,7 @@ export async function writeLead(db: Database, write: LeadWrite): Promise<{ leadE
   const [, ...rest] = settleStatement
     ? await db.batch([customerStatement, settleStatement, insertEvent(customerId), db.execute(leadWebhook)])
     : await db.batch([customerStatement, insertEvent(customerId), db.execute(leadWebhook)]);
+  // The last statement is the webhook outbox's; the lead event's insert is the one before it.
   return { leadEventId: idOf(rest[rest.length - 2]) };
 }
 
