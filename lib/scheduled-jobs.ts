@@ -6,6 +6,7 @@ import type { Database } from "./db/client.ts";
 import { rootLogger } from "./log.ts";
 import { sendNotifications } from "./notifications/send-batch.ts";
 import { applyPayloadRetention } from "./stripe/payload-retention.ts";
+import { dispatchDueWebhooks } from "./webhooks/dispatch-due.ts";
 
 /**
  * What the cron trigger runs (and the provider payloads' retention, `lib/stripe/payload-retention.ts`). Each job is idempotent and safe to run concurrently with itself; the
@@ -16,11 +17,13 @@ export async function runScheduledJobs(
   clock: Clock,
   notify: Queue<unknown> | undefined,
   cron?: string,
+  webhooks?: Queue<unknown>,
 ): Promise<Record<string, number>> {
   const now = clock.now();
   if (cron === analyticsRollupCron) {
+    const webhooksDispatched = await dispatchDueWebhooks(db, webhooks, now);
     const rollup = await rollUpAnalytics(db, now);
-    return { rollupPrograms: rollup.programs, rollupRows: rollup.rows };
+    return { rollupPrograms: rollup.programs, rollupRows: rollup.rows, webhooksDispatched };
   }
   const commissionsRepaired = await repairMissingCommissions(db, now);
   const approval = await approveDueCommissions(db, now);

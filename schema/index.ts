@@ -11,4 +11,5 @@ export * from "./payment-aliases.ts";
 export * from "./programs.ts";
 export * from "./stripe-events.ts";
 export * from "./visits.ts";
+export * from "./webhooks.ts";
 export * from "./workspaces.ts";

@@ -20,6 +20,7 @@ import { registerPrograms } from "./routes/programs/programs.ts";
 import { registerReadiness } from "./routes/programs/readiness.ts";
 import { registerProgramSettings } from "./routes/programs/settings.ts";
 import { registerStripeConnect } from "./routes/programs/stripe-connect.ts";
+import { registerWebhookEndpoints } from "./routes/programs/webhooks.ts";
 import { registerClick } from "./routes/track/click.ts";
 import { registerConfig } from "./routes/track/config.ts";
 import { registerLead } from "./routes/track/lead.ts";
@@ -64,6 +65,7 @@ export function createApp(): OpenAPIHono<AppEnv> {
   registerProgramSettings(app);
   registerApiKeys(app);
   registerPartnersAndLinks(app);
+  registerWebhookEndpoints(app);
   registerPrograms(app);
   registerTracking(app);
   registerStripeConnect(app);

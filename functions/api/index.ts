@@ -5,6 +5,7 @@ import type { WorkerBindings } from "../../lib/http/app-env.ts";
 import { rootLogger } from "../../lib/log.ts";
 import { consumeNotifications } from "../../lib/notifications/consumer.ts";
 import { runScheduledJobs } from "../../lib/scheduled-jobs.ts";
+import { consumeWebhookDeliveries, webhooksQueueName } from "../../lib/webhooks/consumer.ts";
 import { createApp } from "./app.ts";
 
 const app = createApp();
@@ -16,12 +17,19 @@ export default {
   /** Every minute: roll up the analytics of the hours that ended (`lib/scheduled-jobs.ts` dispatches). */
   async scheduled(controller, env, ctx) {
     ctx.waitUntil(
-      runScheduledJobs(databaseFor(readConfig(env)), systemClock, env.NOTIFICATIONS, controller.cron).then(
-        (counts) => rootLogger.info("scheduled jobs done", counts),
-      ),
+      runScheduledJobs(
+        databaseFor(readConfig(env)),
+        systemClock,
+        env.NOTIFICATIONS,
+        controller.cron,
+        env.WEBHOOKS,
+      ).then((counts) => rootLogger.info("scheduled jobs done", counts)),
     );
   },
   async queue(batch, env, _ctx) {
-    await consumeNotifications(batch, databaseFor(readConfig(env)));
+    const config = readConfig(env);
+    if (batch.queue === webhooksQueueName)
+      return consumeWebhookDeliveries(batch, databaseFor(config), systemClock, config.webhookSecretKey);
+    await consumeNotifications(batch, databaseFor(config));
   },
 } satisfies ExportedHandler<WorkerBindings>;

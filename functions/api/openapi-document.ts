@@ -1,5 +1,6 @@
 import { type OpenAPIHono, z } from "@hono/zod-openapi";
 import type { AppEnv } from "../../lib/http/app-env.ts";
+import { webhooksSection } from "./openapi-webhooks.ts";
 
 export const documentInfo = {
   openapi: "3.1.0",
@@ -42,7 +43,7 @@ export function openApiDocument(app: OpenAPIHono<AppEnv>): ReturnType<OpenAPIHon
       operation.operationId ??= operationIdOf(method, path);
     }
   }
-  return document;
+  return { ...document, webhooks: webhooksSection() as NonNullable<typeof document.webhooks> };
 }
 
 const EventsErrorSchema = z

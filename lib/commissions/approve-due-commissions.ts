@@ -3,6 +3,7 @@ import type { Database } from "../db/client.ts";
 import { isGuardFailure, isUniqueViolation } from "../db/errors.ts";
 import { rootLogger } from "../log.ts";
 import type { NotificationMessage } from "../notifications/message.ts";
+import { commissionApprovedWebhookStatement } from "../webhooks/outbox-statements.ts";
 import { creditCommissionStatements } from "./credit.ts";
 
 interface DueRow extends Record<string, unknown> {
@@ -43,6 +44,7 @@ export async function approveDueCommissions(
           returning id)
         select guard(exists (select 1 from approved), 'commission changed meanwhile')`,
       ...creditCommissionStatements(sql`${row.id}::bigint`, now),
+      commissionApprovedWebhookStatement(sql`${row.id}::bigint`, at),
     ];
     try {
       await db.batch(statements.map((s) => db.execute(s)) as [ReturnType<Database["execute"]>]);

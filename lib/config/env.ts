@@ -27,6 +27,8 @@ const EnvSchema = z.object({
   STRIPE_API_HOST: z.string().min(1).optional(),
   STRIPE_API_PORT: z.coerce.number().int().positive().optional(),
   STRIPE_API_PROTOCOL: z.enum(["http", "https"]).optional(),
+  /** Seals the webhook endpoints' signing secrets at rest (`lib/webhooks/secret-box.ts`); set it in production. */
+  WEBHOOK_SECRET_KEY: z.string().min(16).optional(),
 });
 
 export interface Config {
@@ -41,6 +43,8 @@ export interface Config {
   identity: IdentityConfig | undefined;
   /** Unset: the payments provider's Connect OAuth routes answer 500 (the account can still be set directly). */
   stripeConnect: StripeConnectConfig | undefined;
+  /** Unset: webhook secrets are stored unsealed (local stack, tests). */
+  webhookSecretKey: string | undefined;
 }
 
 export interface StripeConnectConfig {
@@ -103,6 +107,7 @@ export function readConfig(env: object): Config {
             protocol: e.STRIPE_API_PROTOCOL,
           }
         : undefined,
+    webhookSecretKey: e.WEBHOOK_SECRET_KEY,
   };
   parsed.set(env, config);
   return config;

@@ -26,6 +26,9 @@ export interface WorkerBindings {
   STRIPE_API_PORT?: string;
   STRIPE_API_PROTOCOL?: string;
   NOTIFICATIONS?: Queue<unknown>;
+  WEBHOOK_SECRET_KEY?: string;
+  /** Webhook deliveries, put on it by the cron and sent by this worker's consumer (`lib/webhooks`). */
+  WEBHOOKS?: Queue<unknown>;
 }
 
 /** Everything a handler needs, built once per request by the `dependencies` middleware. */

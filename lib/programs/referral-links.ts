@@ -2,6 +2,7 @@ import { sql } from "drizzle-orm";
 import { requireProgramMembership } from "../auth/require-program-membership.ts";
 import type { Database } from "../db/client.ts";
 import { isUniqueViolation } from "../db/errors.ts";
+import { linkDisabledWebhookColumn } from "../webhooks/outbox-statements.ts";
 import { checkLinkState, checkNewLink, checkPartner, generateShortLink } from "./decide-partner-link.ts";
 
 /**
@@ -182,7 +183,7 @@ export async function setReferralLinkActive(
              ${at}::timestamptz
       from programs p, l where p.id = ${allowed.programId} and l.was_active <> l.is_active
     )
-    select ${linkColumns} from l left join partners pa on pa.id = l.partner_id`);
+    select ${linkColumns}, ${linkDisabledWebhookColumn(at)} from l left join partners pa on pa.id = l.partner_id`);
   const row = result.rows[0];
   if (!row) return { ok: false, reason: "link_not_found" };
   return { ok: true, link: linkOf(row) };

@@ -2,6 +2,7 @@ import { type SQL, sql } from "drizzle-orm";
 import type { CommissionStatus } from "../../schema/commissions.ts";
 import { type ApiKeyRecord, apiKeyRecordFromRow, apiKeyRecordQuery } from "../auth/program-key.ts";
 import type { Database } from "../db/client.ts";
+import { commissionRefundedWebhookStatement } from "../webhooks/outbox-statements.ts";
 import type { RefundFacts, RefundWrite } from "./decide-refund.ts";
 
 export interface RefundRead {
@@ -149,6 +150,7 @@ export async function writeRefund(
       select guard(exists (select 1 from updated), 'commission changed meanwhile')`);
     if (c.balanceDeductionCents > 0)
       statements.push(...deductFromBalance(c.id, c.balanceDeductionCents, refundRow, at));
+    statements.push(commissionRefundedWebhookStatement(c.id, refundRow, at));
   }
   statements.push(sql`select ${refundRow} as refund_id`);
   const results = await db.batch(statements.map((s) => db.execute(s)) as [ReturnType<Database["execute"]>]);

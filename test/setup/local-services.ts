@@ -4,6 +4,7 @@ import { startSqlEndpoint } from "../../dev/sql-endpoint.ts";
 import { startConnectStandIn } from "../../dev/stripe-connect-stand-in.ts";
 import { startUpstashProxy } from "../../dev/upstash-rest-proxy.ts";
 import { TEST_SIGN_IN_CALLBACK } from "../workers/oidc-sign-in.ts";
+import { startWebhookReceiver } from "./webhook-receiver.ts";
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -17,6 +18,8 @@ declare module "vitest" {
     oidc: { issuer: string; clientId: string; clientSecret: string; cliClientId: string };
     /** The local stand-in of the payments provider's Connect token endpoint (dev/stripe-connect-stand-in.ts). */
     stripeConnect: { host: string; port: number; secretKey: string };
+    /** The local webhook receiver (test/setup/webhook-receiver.ts) the workers deliver webhooks to. */
+    webhookReceiverUrl: string;
   }
 }
 
@@ -54,7 +57,11 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const connect = await startConnectStandIn({ secretKey: connectSecretKey });
   project.provide("stripeConnect", { host: connect.host, port: connect.port, secretKey: connectSecretKey });
 
+  const receiver = await startWebhookReceiver();
+  project.provide("webhookReceiverUrl", receiver.url);
+
   return async () => {
+    await receiver.close();
     await connect.close();
     await oidc.close();
     await proxy?.close();

@@ -5,6 +5,7 @@ import { leadEvents } from "../../../schema/events.ts";
 import type { LeadAuthPolicy } from "../../../schema/programs.ts";
 import { apiKeyRecordFromRow, apiKeyRecordQuery } from "../../auth/program-key.ts";
 import type { Database } from "../../db/client.ts";
+import { leadWebhookStatement } from "../../webhooks/outbox-statements.ts";
 import type { LeadCustomerFact, LeadEventRow, LeadFacts, LeadWrite } from "./decide-lead.ts";
 
 /** The unique constraints a concurrent settled lead of the same customer runs into (then re-read). */
@@ -140,9 +141,10 @@ export async function writeLead(db: Database, write: LeadWrite): Promise<{ leadE
   const e = write.leadEvent;
   const insertEvent = (customerId: SQL | number | null) =>
     db.insert(leadEvents).values(leadEventValues(e, customerId)).returning({ id: leadEvents.id });
+  const leadWebhook = leadWebhookStatement(e.createdAt.toISOString());
 
   if (write.kind === "test") {
-    const [inserted] = await db.batch([insertEvent(null)]);
+    const [inserted] = await db.batch([insertEvent(null), db.execute(leadWebhook)]);
     return { leadEventId: idOf(inserted) };
   }
 
@@ -157,6 +159,7 @@ export async function writeLead(db: Database, write: LeadWrite): Promise<{ leadE
             and (click_id = ${u.clickId}::text or customer_key = ${u.customerKey}::text)
         ), 'lead-provisional-customer-unchanged')`),
       insertEvent(null),
+      db.execute(leadWebhook),
     ]);
     return { leadEventId: idOf(inserted) };
   }
@@ -211,9 +214,10 @@ export async function writeLead(db: Database, write: LeadWrite): Promise<{ leadE
         )
     : null;
   const [, ...rest] = settleStatement
-    ? await db.batch([customerStatement, settleStatement, insertEvent(customerId)])
-    : await db.batch([customerStatement, insertEvent(customerId)]);
-  return { leadEventId: idOf(rest[rest.length - 1]) };
+    ? await db.batch([customerStatement, settleStatement, insertEvent(customerId), db.execute(leadWebhook)])
+    : await db.batch([customerStatement, insertEvent(customerId), db.execute(leadWebhook)]);
+  // The last statement is the webhook outbox's; the lead event's insert is the one before it.
+  return { leadEventId: idOf(rest[rest.length - 2]) };
 }
 
 function idOf(inserted: unknown): number {

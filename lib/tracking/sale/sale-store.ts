@@ -5,6 +5,7 @@ import { commissionInsertStatements } from "../../commissions/credit.ts";
 import type { Database } from "../../db/client.ts";
 import { textList } from "../../db/sql-lists.ts";
 import { type PaymentNamespace, paymentNamespace } from "../../sales/payment-namespace.ts";
+import { saleWebhooksStatement } from "../../webhooks/outbox-statements.ts";
 import type { RecordedSale, SaleClick, SaleCustomer, SaleDecision, SaleFacts } from "./decide-sale.ts";
 
 type Row = Record<string, unknown>;
@@ -291,6 +292,7 @@ export async function writeSale(
     saleInsert(decision, at, needsCommission),
     linkIdsStatement(decision, paymentIds),
     ...(withCommission ? commissionStatements(decision, now) : []),
+    saleWebhooksStatement(saleKey(decision), at),
     sql`
       select s.id as sale_id, c.id as commission_id
       from affiliate_sale_events s left join commissions c on c.sale_id = s.id
