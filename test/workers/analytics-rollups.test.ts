@@ -144,7 +144,9 @@ describe("analytics rollups", () => {
       new Date(Date.UTC(target.getUTCFullYear(), target.getUTCMonth(), 1)).toISOString(),
     );
     const grains = new Set((await rollupRows(p.programId)).map((r) => r.grain));
-    expect([...grains].sort()).toEqual(["day", "hour", "month"]);
+    expect([...grains].sort()).toEqual(["day", "day_partial", "hour", "month", "month_partial"]);
+    // The partial rows of the day and the month under way are keyed by, and marked written at, hours_until.
+    expect(progress?.partialsUntil?.toISOString()).toBe(target.toISOString());
     expect(await answers(p.apiKey)).toEqual(raw);
     expect(await answers(p.apiKey, "raw")).toEqual(raw);
     // Nothing left: a second run writes nothing.
