@@ -14,7 +14,8 @@
  * bench:generate`, ten million clicks): nothing is added, the planner makes its own choices (sequential scans
  * allowed), and a sequential scan fails the check on any table of more than `bigTableRows` rows; the small
  * ones (the demo's programs, settings) are printed but pass, as scanning a page or two is what an index
- * would cost too.
+ * would cost too. Each statement that can run again (reads, updates) also gets its server-side execution
+ * time, so the same run on a small and a large database shows whether the request paths' lookups grow.
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -303,6 +304,7 @@ async function explainAll(url: string): Promise<number> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   let unindexed = 0;
+  const timed: number[] = [];
   try {
     const leading = await leadingColumns(client);
     const rows = existingData ? await tableRows(client) : null;
@@ -318,12 +320,53 @@ async function explainAll(url: string): Promise<number> {
       const bad = new Set(scans.filter((scan) => scan.unindexed).map((scan) => scan.text));
       unindexed += bad.size;
       const head = query.replace(/\s+/g, " ").trim().slice(0, 110);
-      console.log(`${bad.size > 0 ? "UNINDEXED" : "ok       "} ${head}`);
+      const ms = rows ? await executionMs(client, query, uses[0] ?? []) : null;
+      if (ms !== null) timed.push(ms);
+      const time = ms === null ? "" : ` [${ms.toFixed(3)} ms]`;
+      console.log(`${bad.size > 0 ? "UNINDEXED" : "ok       "} ${head}${time}`);
       for (const scan of new Set(scans.map((x) => x.text))) console.log(`            ${scan}`);
     }
   } finally {
     await client.end();
   }
+  if (timed.length > 0) {
+    const total = timed.reduce((a, b) => a + b, 0);
+    console.log(
+      `\nserver-side execution time of the ${timed.length} statements that can run again (median of 5 each): ` +
+        `${total.toFixed(2)} ms in all, slowest ${Math.max(...timed).toFixed(3)} ms`,
+    );
+  }
   console.log(unindexed === 0 ? "\nevery lookup uses an index" : `\n${unindexed} unindexed scan(s)`);
   return unindexed === 0 ? 0 : 1;
+}
+
+/**
+ * With existing data: the statement's execution time on the server (`EXPLAIN ANALYZE`, median of five, each
+ * in a transaction rolled back), or null when it cannot run again (an insert of a row that now exists).
+ */
+async function executionMs(
+  client: pg.Client,
+  query: string,
+  params: (string | null)[],
+): Promise<number | null> {
+  const times: number[] = [];
+  for (let i = 0; i < 5; i++) {
+    await client.query("begin");
+    try {
+      const result = await client.query(`explain (analyze, format json) ${query}`, params);
+      times.push(
+        Number(
+          (result.rows[0] as { "QUERY PLAN": { "Execution Time": number }[] })["QUERY PLAN"][0]?.[
+            "Execution Time"
+          ],
+        ),
+      );
+    } catch {
+      return null;
+    } finally {
+      await client.query("rollback");
+    }
+  }
+  times.sort((a, b) => a - b);
+  return times[2] ?? null;
 }
