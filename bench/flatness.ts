@@ -79,6 +79,15 @@ for (let round = 1; round <= rounds; round++) {
 
 const figure = (target: number, scenario: string, pick: (f: Figures) => number) =>
   median((runs[target] ?? []).map((r) => pick(r.find((f) => f.scenario === scenario) as Figures)));
+// Each scenario's p50 over its floor's p50 in the same run: load from other work slows both alike.
+const overFloor = (target: number, scenario: string, floor: string) =>
+  median(
+    (runs[target] ?? []).map(
+      (r) =>
+        (r.find((f) => f.scenario === scenario)?.p50Ms ?? Number.NaN) /
+        (r.find((f) => f.scenario === floor)?.p50Ms ?? Number.NaN),
+    ),
+  );
 console.log(`\nmedian of ${rounds} round(s)`);
 console.log(
   "| Scenario | 10k requests/s | 10k p50 / p99 | 10M requests/s | 10M p50 / p99 | 10M / 10k (p50) |",
@@ -91,4 +100,11 @@ for (const scenario of ["floor-1", "floor-2", ...scenarios]) {
   ]);
   const ratio = figure(1, scenario, (f) => f.p50Ms) / figure(0, scenario, (f) => f.p50Ms);
   console.log(`| ${scenario} | ${cells.flat().join(" | ")} | ${ratio.toFixed(2)} |`);
+}
+console.log("\n| Scenario | 10k p50 / floor p50 | 10M p50 / floor p50 |\n|---|---|---|");
+for (const scenario of scenarios) {
+  const floor = scenario === "click" ? "floor-1" : "floor-2";
+  console.log(
+    `| ${scenario} (${floor}) | ${overFloor(0, scenario, floor).toFixed(2)} | ${overFloor(1, scenario, floor).toFixed(2)} |`,
+  );
 }
