@@ -228,7 +228,8 @@ async function leadingColumns(client: pg.Client): Promise<LeadingColumns> {
 
 /** The columns an index condition binds by equality (`col = ...`, `col = ANY (...)`). */
 function boundColumns(cond: string): string[] {
-  return [...cond.matchAll(/\(?([a-z_]+) = /g)].map((m) => m[1] ?? "");
+  // `col IS NULL` binds too: a B-tree finds its null entries (the unlinked payment aliases) as a range.
+  return [...cond.matchAll(/\(?([a-z_]+) (?:= |IS NULL)/g)].map((m) => m[1] ?? "");
 }
 
 /**
@@ -270,10 +271,14 @@ function scansOf(node: PlanNode, leading: LeadingColumns, rows: TableRows | null
     });
   } else if (node["Index Name"]) {
     const cond = node["Index Cond"];
-    const reason = unindexedReason(node["Index Name"], cond, leading);
+    const found = unindexedReason(node["Index Name"], cond, leading);
+    // With existing data, walking a small table's index whole is as cheap as a lookup (like its Seq Scan).
+    const size = rows && relation ? (rows.get(relation) ?? 0) : null;
+    const reason = found && (size === null || size > bigTableRows) ? found : null;
     const filter = node.Filter ? ` filter ${node.Filter}` : "";
+    const note = reason ? `  <-- ${reason}` : found ? `  (${found}: small table)` : "";
     into.push({
-      text: `${table}${type} using ${node["Index Name"]} on ${cond ?? "(whole index)"}${filter}${reason ? `  <-- ${reason}` : ""}`,
+      text: `${table}${type} using ${node["Index Name"]} on ${cond ?? "(whole index)"}${filter}${note}`,
       unindexed: reason !== null,
     });
   }
