@@ -9,6 +9,13 @@
  *
  * Sequential scans are disabled (`enable_seqscan = off`) rather than data generated: on a small database the
  * planner rightly prefers scanning a few pages, which says nothing about 10 million rows.
+ *
+ * `PLANS_DATA=existing` plans against the data already there instead (a database made by `npm run
+ * bench:generate`, ten million clicks): nothing is added, the planner makes its own choices (sequential scans
+ * allowed), and a sequential scan fails the check on any table of more than `bigTableRows` rows; the small
+ * ones (the demo's programs, settings) are printed but pass, as scanning a page or two is what an index
+ * would cost too. Each statement that can run again (reads, updates) also gets its server-side execution
+ * time, so the same run on a small and a large database shows whether the request paths' lookups grow.
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -25,6 +32,9 @@ if (!databaseUrl || !/^postgres(ql)?:\/\//i.test(databaseUrl)) {
 
 /** Rows added to demo program 1 (one hot program: an index that starts with `program_id` alone is no help). */
 const FILL_ROWS = 50_000;
+const existingData = process.env.PLANS_DATA === "existing";
+/** With existing data: a sequential scan of a table this big (estimated rows) fails the check. */
+const bigTableRows = 10_000;
 
 /** Each distinct statement with the parameters of its first few uses (the provider's read differs by step). */
 const recorded = new Map<string, (string | null)[][]>();
@@ -114,7 +124,7 @@ try {
   await post("/api/v1/track/lead", { click_id: keyClick, customer_key: `plan-${run}-c` });
   await webhook("key", { service_customer_key: `plan-${run}-c` });
 
-  await fill(databaseUrl);
+  if (!existingData) await fill(databaseUrl);
   exitCode = await explainAll(databaseUrl);
 } catch (err) {
   console.error("query plans failed:", err);
@@ -218,7 +228,8 @@ async function leadingColumns(client: pg.Client): Promise<LeadingColumns> {
 
 /** The columns an index condition binds by equality (`col = ...`, `col = ANY (...)`). */
 function boundColumns(cond: string): string[] {
-  return [...cond.matchAll(/\(?([a-z_]+) = /g)].map((m) => m[1] ?? "");
+  // `col IS NULL` binds too: a B-tree finds its null entries (the unlinked payment aliases) as a range.
+  return [...cond.matchAll(/\(?([a-z_]+) (?:= |IS NULL)/g)].map((m) => m[1] ?? "");
 }
 
 /**
@@ -235,22 +246,43 @@ function unindexedReason(index: string, cond: string | undefined, leading: Leadi
   return null;
 }
 
+/** Estimated rows of each table (`pg_class.reltuples`), to tell a big table's sequential scan from a small one's. */
+type TableRows = Map<string, number>;
+
+async function tableRows(client: pg.Client): Promise<TableRows> {
+  const result = await client.query<{ name: string; rows: number }>(`
+    select c.relname as name, c.reltuples::float8 as rows from pg_class c
+    join pg_namespace n on n.oid = c.relnamespace and n.nspname = 'public' where c.relkind = 'r'`);
+  return new Map(result.rows.map((r) => [r.name, Number(r.rows)]));
+}
+
 /** The table and index reads of a plan (writes' `ModifyTable` nodes are left out). */
-function scansOf(node: PlanNode, leading: LeadingColumns, into: Scan[]): Scan[] {
+function scansOf(node: PlanNode, leading: LeadingColumns, rows: TableRows | null, into: Scan[]): Scan[] {
   const type = node["Node Type"];
-  const table = node["Relation Name"] ? `${node["Relation Name"]}: ` : "";
+  const relation = node["Relation Name"];
+  const table = relation ? `${relation}: ` : "";
   if (type === "Seq Scan") {
-    into.push({ text: `${table}Seq Scan`, unindexed: true });
+    // Without `rows` (seq scans disabled) any sequential scan means no index serves the lookup.
+    const size = rows && relation ? (rows.get(relation) ?? 0) : null;
+    const big = size === null || size > bigTableRows;
+    into.push({
+      text: `${table}Seq Scan${size === null ? "" : ` (about ${Math.max(0, Math.round(size))} rows)`}${big && size !== null ? "  <-- big table" : ""}`,
+      unindexed: big,
+    });
   } else if (node["Index Name"]) {
     const cond = node["Index Cond"];
-    const reason = unindexedReason(node["Index Name"], cond, leading);
+    const found = unindexedReason(node["Index Name"], cond, leading);
+    // With existing data, walking a small table's index whole is as cheap as a lookup (like its Seq Scan).
+    const size = rows && relation ? (rows.get(relation) ?? 0) : null;
+    const reason = found && (size === null || size > bigTableRows) ? found : null;
     const filter = node.Filter ? ` filter ${node.Filter}` : "";
+    const note = reason ? `  <-- ${reason}` : found ? `  (${found}: small table)` : "";
     into.push({
-      text: `${table}${type} using ${node["Index Name"]} on ${cond ?? "(whole index)"}${filter}${reason ? `  <-- ${reason}` : ""}`,
+      text: `${table}${type} using ${node["Index Name"]} on ${cond ?? "(whole index)"}${filter}${note}`,
       unindexed: reason !== null,
     });
   }
-  for (const child of node.Plans ?? []) scansOf(child, leading, into);
+  for (const child of node.Plans ?? []) scansOf(child, leading, rows, into);
   return into;
 }
 
@@ -258,15 +290,16 @@ function scansOf(node: PlanNode, leading: LeadingColumns, into: Scan[]): Scan[] 
 async function planScans(
   client: pg.Client,
   leading: LeadingColumns,
+  rows: TableRows | null,
   query: string,
   params: (string | null)[],
 ): Promise<Scan[]> {
   await client.query("begin");
   try {
-    await client.query("set local enable_seqscan = off");
+    if (!rows) await client.query("set local enable_seqscan = off");
     const result = await client.query(`explain (format json) ${query}`, params);
     const plan = (result.rows[0] as { "QUERY PLAN": { Plan: PlanNode }[] })["QUERY PLAN"][0]?.Plan;
-    return plan ? scansOf(plan, leading, []) : [];
+    return plan ? scansOf(plan, leading, rows, []) : [];
   } finally {
     await client.query("rollback");
   }
@@ -276,21 +309,69 @@ async function explainAll(url: string): Promise<number> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   let unindexed = 0;
+  const timed: number[] = [];
   try {
     const leading = await leadingColumns(client);
-    console.log(`${recorded.size} distinct statements on the request paths\n`);
+    const rows = existingData ? await tableRows(client) : null;
+    console.log(
+      `${recorded.size} distinct statements on the request paths` +
+        (rows
+          ? ` (existing data: ${Math.round(rows.get("affiliate_click_events") ?? 0)} clicks; the planner's own choices)\n`
+          : "\n"),
+    );
     for (const [query, uses] of recorded) {
       const scans: Scan[] = [];
-      for (const params of uses) scans.push(...(await planScans(client, leading, query, params)));
+      for (const params of uses) scans.push(...(await planScans(client, leading, rows, query, params)));
       const bad = new Set(scans.filter((scan) => scan.unindexed).map((scan) => scan.text));
       unindexed += bad.size;
       const head = query.replace(/\s+/g, " ").trim().slice(0, 110);
-      console.log(`${bad.size > 0 ? "UNINDEXED" : "ok       "} ${head}`);
+      const ms = rows ? await executionMs(client, query, uses[0] ?? []) : null;
+      if (ms !== null) timed.push(ms);
+      const time = ms === null ? "" : ` [${ms.toFixed(3)} ms]`;
+      console.log(`${bad.size > 0 ? "UNINDEXED" : "ok       "} ${head}${time}`);
       for (const scan of new Set(scans.map((x) => x.text))) console.log(`            ${scan}`);
     }
   } finally {
     await client.end();
   }
+  if (timed.length > 0) {
+    const total = timed.reduce((a, b) => a + b, 0);
+    console.log(
+      `\nserver-side execution time of the ${timed.length} statements that can run again (median of 5 each): ` +
+        `${total.toFixed(2)} ms in all, slowest ${Math.max(...timed).toFixed(3)} ms`,
+    );
+  }
   console.log(unindexed === 0 ? "\nevery lookup uses an index" : `\n${unindexed} unindexed scan(s)`);
   return unindexed === 0 ? 0 : 1;
+}
+
+/**
+ * With existing data: the statement's execution time on the server (`EXPLAIN ANALYZE`, median of five, each
+ * in a transaction rolled back), or null when it cannot run again (an insert of a row that now exists).
+ */
+async function executionMs(
+  client: pg.Client,
+  query: string,
+  params: (string | null)[],
+): Promise<number | null> {
+  const times: number[] = [];
+  for (let i = 0; i < 5; i++) {
+    await client.query("begin");
+    try {
+      const result = await client.query(`explain (analyze, format json) ${query}`, params);
+      times.push(
+        Number(
+          (result.rows[0] as { "QUERY PLAN": { "Execution Time": number }[] })["QUERY PLAN"][0]?.[
+            "Execution Time"
+          ],
+        ),
+      );
+    } catch {
+      return null;
+    } finally {
+      await client.query("rollback");
+    }
+  }
+  times.sort((a, b) => a - b);
+  return times[2] ?? null;
 }

@@ -17,6 +17,16 @@ export const rollupGrains = ["hour", "day", "month"] as const;
 export type RollupGrain = (typeof rollupGrains)[number];
 
 /**
+ * The day and the month under way (migration 0018), summed by the rollup job at each `hours_until` and keyed
+ * by it (`bucket_start` is that `hours_until`, the END of what they cover): `day_partial` covers
+ * [`days_until`, `hours_until`) from the hourly rows, `month_partial` [`months_until`, `days_until`) from the
+ * daily rows. A new set is written as `hours_until` moves; the sets of the last two hours are kept, so a
+ * reader that read the progress a moment before still finds its set.
+ */
+export const partialGrains = ["day_partial", "month_partial"] as const;
+export type PartialGrain = (typeof partialGrains)[number];
+
+/**
  * Pre-aggregated analytics of live (non-test) events: one row per program, dimension, grain (UTC hour, UTC
  * day, UTC month), bucket, dimension value ('' when the event has none: the "(direct)" row) and currency
  * ('' for clicks and leads, which carry no money). Written only by the scheduled rollup job and the rebuild
@@ -27,7 +37,7 @@ export const analyticsRollups = pgTable(
   {
     programId: integer("program_id").notNull(),
     dimension: text("dimension").notNull(),
-    grain: text("grain", { enum: rollupGrains }).notNull(),
+    grain: text("grain", { enum: [...rollupGrains, ...partialGrains] }).notNull(),
     bucketStart: timestamp("bucket_start", { withTimezone: true }).notNull(),
     value: text("value").notNull(),
     currency: text("currency").notNull(),
@@ -42,7 +52,10 @@ export const analyticsRollups = pgTable(
   },
   (t) => [
     primaryKey({ columns: [t.programId, t.dimension, t.grain, t.bucketStart, t.value, t.currency] }),
-    check("analytics_rollups_grain_valid", sql`${t.grain} in ('hour', 'day', 'month')`),
+    check(
+      "analytics_rollups_grain_valid",
+      sql`${t.grain} in ('hour', 'day', 'month', 'day_partial', 'month_partial')`,
+    ),
     index("analytics_rollups_grain_bucket_idx").on(t.grain, t.bucketStart),
   ],
 );
@@ -61,6 +74,8 @@ export const analyticsRollupProgress = pgTable(
     hoursUntil: timestamp("hours_until", { withTimezone: true }).notNull(),
     daysUntil: timestamp("days_until", { withTimezone: true }).notNull(),
     monthsUntil: timestamp("months_until", { withTimezone: true }).notNull(),
+    /** The `hours_until` whose partial rows (`day_partial`, `month_partial`) are written; null: none yet. */
+    partialsUntil: timestamp("partials_until", { withTimezone: true }),
     updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [

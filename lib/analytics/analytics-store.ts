@@ -21,7 +21,7 @@ export async function readKeyAndReach(
   const [keyRows, reachRows] = await db.batch([
     db.execute(apiKeyRecordQuery(keyHash)),
     db.execute(sql`
-      select hours_until, days_until, months_until from analytics_rollup_progress
+      select hours_until, days_until, months_until, partials_until from analytics_rollup_progress
       where program_id = (select program_id from program_api_keys where key_hash = ${keyHash}::text and revoked_at is null)`),
   ]);
   const reach = (reachRows.rows[0] ?? {}) as Record<string, unknown>;
@@ -31,6 +31,7 @@ export async function readKeyAndReach(
       hoursUntil: date(reach.hours_until),
       daysUntil: date(reach.days_until),
       monthsUntil: date(reach.months_until),
+      partialsUntil: date(reach.partials_until),
     },
   };
 }
@@ -59,8 +60,13 @@ function rolledRows(programId: number, dimension: AnalyticsDimension, segments: 
   const rolled = segments.filter((s) => s.source !== "raw");
   if (rolled.length === 0) return sql`select value, currency, ${columns} from analytics_rollups where false`;
   return sql.join(
-    rolled.map(
-      (s) => sql`
+    rolled.map((s) =>
+      s.key
+        ? sql`
+        select value, currency, ${columns} from analytics_rollups
+        where program_id = ${programId}::int and dimension = ${dimension} and grain = ${s.source}
+          and bucket_start = ${s.key.toISOString()}::timestamptz`
+        : sql`
         select value, currency, ${columns} from analytics_rollups
         where program_id = ${programId}::int and dimension = ${dimension} and grain = ${s.source}
           and bucket_start >= ${s.from.toISOString()}::timestamptz and bucket_start < ${s.to.toISOString()}::timestamptz`,

@@ -57,6 +57,9 @@ export function rollupTarget(now: Date): Date {
  *    currency; `hours_until` moves to the end of them.
  * 3. Whole UTC days below `hours_until` are summed from the hourly rows into daily rows, whole UTC months
  *    below `days_until` from the daily rows into monthly rows.
+ * 4. When `hours_until` moved (or the set is missing), the partial rows of the day and the month under way
+ *    are summed from the hourly and daily rows and keyed by `hours_until` (`partials_until` marks them
+ *    written), and sets older than two hours are deleted.
  *
  * Refunds and commissions are facts at their own time, so a refund of an old sale lands in the hour it
  * arrived in, which is not rolled up yet: no past row ever changes.
@@ -150,6 +153,39 @@ export async function rollUpAnalytics(
         update analytics_rollup_progress g set months_until = w.to_at from w where g.program_id = w.program_id
         returning 1)
       select (select count(*) from moved) as programs, (select count(*) from monthly) as rows`),
+    db.execute(sql`
+      with w as (
+        select program_id, hours_until, days_until, months_until from analytics_rollup_progress
+        where partials_until is distinct from hours_until and ${inScope(sql`program_id`)}),
+      day_partial as (
+        insert into analytics_rollups (program_id, dimension, grain, bucket_start, value, currency, ${sums})
+        select r.program_id, r.dimension, 'day_partial', w.hours_until, r.value, r.currency, ${summedMeasures}
+        from w join analytics_rollups r
+          on r.program_id = w.program_id and r.grain = 'hour'
+         and r.bucket_start >= w.days_until and r.bucket_start < w.hours_until
+        group by r.program_id, r.dimension, w.hours_until, r.value, r.currency
+        returning 1),
+      month_partial as (
+        insert into analytics_rollups (program_id, dimension, grain, bucket_start, value, currency, ${sums})
+        select r.program_id, r.dimension, 'month_partial', w.hours_until, r.value, r.currency, ${summedMeasures}
+        from w join analytics_rollups r
+          on r.program_id = w.program_id and r.grain = 'day'
+         and r.bucket_start >= w.months_until and r.bucket_start < w.days_until
+        group by r.program_id, r.dimension, w.hours_until, r.value, r.currency
+        returning 1),
+      -- Older sets go once two hours have passed: a reader that read the progress just before this run
+      -- still finds the set it was told about.
+      gone as (
+        delete from analytics_rollups a using w
+        where a.program_id = w.program_id and a.grain in ('day_partial', 'month_partial')
+          and a.bucket_start < w.hours_until - interval '2 hours'
+        returning 1),
+      moved as (
+        update analytics_rollup_progress g set partials_until = w.hours_until from w where g.program_id = w.program_id
+        returning 1)
+      select (select count(*) from moved) as programs,
+             (select count(*) from day_partial) + (select count(*) from month_partial) as rows,
+             (select count(*) from gone) as removed`),
   ]);
   const counts = results.slice(2).map((r) => r.rows[0] as { programs: unknown; rows: unknown });
   return {

@@ -1,16 +1,24 @@
-import type { RollupGrain } from "../../schema/analytics.ts";
+import type { PartialGrain, RollupGrain } from "../../schema/analytics.ts";
 
 /** How far each grain of rollups reaches (null: not at all yet). */
 export interface RollupReach {
   hoursUntil: Date | null;
   daysUntil: Date | null;
   monthsUntil: Date | null;
+  /**
+   * The `hours_until` whose partial rows are written (absent or null: none). Only when it equals `hoursUntil`
+   * may a range read the day under way [`daysUntil`, `hoursUntil`) and the month under way
+   * [`monthsUntil`, `daysUntil`) as one bucket each.
+   */
+  partialsUntil?: Date | null;
 }
 
 export interface Segment {
-  source: RollupGrain | "raw";
+  source: RollupGrain | PartialGrain | "raw";
   from: Date;
   to: Date;
+  /** A partial segment's rows are keyed by the `hours_until` they were summed at, given here. */
+  key?: Date;
 }
 
 const hourMs = 3_600_000;
@@ -37,7 +45,9 @@ function floorHour(at: Date): Date {
  * Covers [from, to) exactly with the coarsest pieces available: whole UTC months, days and hours from the
  * rollups where they reach, raw events for the rest (the partial hours at either end, a non-whole-hour
  * offset's half hours, and whatever the rollup job has not reached yet). Consecutive pieces of one source
- * are merged, so a range has at most a handful of segments whatever its length.
+ * are merged, so a range has at most a handful of segments whatever its length. Where the partial rows are
+ * written, the month under way and the day under way are one piece each (`month_partial`, `day_partial`):
+ * a range ending now reads two buckets for them, not up to 30 daily and 23 hourly ones.
  */
 export function tileRange(from: Date, to: Date, reach: RollupReach): Segment[] {
   const limits: Record<RollupGrain, number> = {
@@ -57,7 +67,30 @@ export function tileRange(from: Date, to: Date, reach: RollupReach): Segment[] {
   };
   let cursor = from;
   const end = to.getTime();
+  const partialsKey =
+    reach.partialsUntil && reach.hoursUntil && reach.partialsUntil.getTime() === reach.hoursUntil.getTime()
+      ? reach.hoursUntil
+      : null;
+  const partials: Array<{ source: PartialGrain; from: Date | null; to: Date | null }> = partialsKey
+    ? [
+        { source: "month_partial", from: reach.monthsUntil, to: reach.daysUntil },
+        { source: "day_partial", from: reach.daysUntil, to: reach.hoursUntil },
+      ]
+    : [];
   while (cursor.getTime() < end) {
+    const partial = partials.find(
+      (p) =>
+        p.from &&
+        p.to &&
+        p.from.getTime() === cursor.getTime() &&
+        p.to.getTime() > cursor.getTime() &&
+        p.to.getTime() <= end,
+    );
+    if (partial?.to && partialsKey) {
+      segments.push({ source: partial.source, from: cursor, to: partial.to, key: partialsKey });
+      cursor = partial.to;
+      continue;
+    }
     const grain = (["month", "day", "hour"] as const).find((g) => {
       if (!alignedTo(g, cursor)) return false;
       const next = nextBoundary(g, cursor).getTime();

@@ -201,6 +201,7 @@ export async function readPerformance(
       hoursUntil: analyticsRollupProgress.hoursUntil,
       daysUntil: analyticsRollupProgress.daysUntil,
       monthsUntil: analyticsRollupProgress.monthsUntil,
+      partialsUntil: analyticsRollupProgress.partialsUntil,
     })
     .from(analyticsRollupProgress)
     .where(eq(analyticsRollupProgress.programId, programId));
@@ -208,6 +209,7 @@ export async function readPerformance(
     hoursUntil: progress?.hoursUntil ?? null,
     daysUntil: progress?.daysUntil ?? null,
     monthsUntil: progress?.monthsUntil ?? null,
+    partialsUntil: progress?.partialsUntil ?? null,
   };
   const [sources, seriesRows] = await Promise.all([
     readSources(db, {

@@ -144,7 +144,9 @@ describe("analytics rollups", () => {
       new Date(Date.UTC(target.getUTCFullYear(), target.getUTCMonth(), 1)).toISOString(),
     );
     const grains = new Set((await rollupRows(p.programId)).map((r) => r.grain));
-    expect([...grains].sort()).toEqual(["day", "hour", "month"]);
+    expect([...grains].sort()).toEqual(["day", "day_partial", "hour", "month", "month_partial"]);
+    // The partial rows of the day and the month under way are keyed by, and marked written at, hours_until.
+    expect(progress?.partialsUntil?.toISOString()).toBe(target.toISOString());
     expect(await answers(p.apiKey)).toEqual(raw);
     expect(await answers(p.apiKey, "raw")).toEqual(raw);
     // Nothing left: a second run writes nothing.
@@ -212,6 +214,26 @@ describe("analytics rollups", () => {
     const total = await analytics(other.p.apiKey, queries[0] as Record<string, string>);
     const expected = [...expectedBySource(other.facts, "partner", new Date(0), now).values()];
     expect(total.totals.clicks).toBe(expected.reduce((s, e) => s + e.clicks, 0));
+  });
+
+  it("the partial sets follow hours_until; a set older than two hours is deleted", async () => {
+    const other = await dataSet(20261126);
+    await rollUpAll(db, now, { programIds: [other.p.programId] });
+    const keysOf = async () =>
+      (await rollupRows(other.p.programId))
+        .filter((r) => r.grain === "day_partial" || r.grain === "month_partial")
+        .map((r) => new Date(String(r.bucket_start)).toISOString());
+    const first = rollupTarget(now).toISOString();
+    expect(new Set(await keysOf())).toEqual(new Set([first]));
+    // An hour later: the new set and the previous one (a reader may still hold the old progress).
+    await rollUpAll(db, new Date(now.getTime() + hour), { programIds: [other.p.programId] });
+    const second = rollupTarget(new Date(now.getTime() + hour)).toISOString();
+    expect(new Set(await keysOf())).toEqual(new Set([first, second]));
+    expect((await progressOf(other.p.programId))?.partialsUntil?.toISOString()).toBe(second);
+    // Three hours after the first: the first set (older than two hours) is gone; the one two hours old stays.
+    await rollUpAll(db, new Date(now.getTime() + 3 * hour), { programIds: [other.p.programId] });
+    const fourth = rollupTarget(new Date(now.getTime() + 3 * hour)).toISOString();
+    expect(new Set(await keysOf())).toEqual(new Set([second, fourth]));
   });
 
   it("a program without events gets no progress row; the job leaves other programs alone", async () => {

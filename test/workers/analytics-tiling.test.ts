@@ -25,6 +25,40 @@ describe("tileRange: exact cover of a range with the coarsest rollups available"
     ]);
   });
 
+  it("with the partial rows written: the month and the day under way are one bucket each", () => {
+    const withPartials = { ...reach, partialsUntil: reach.hoursUntil };
+    const segments = tileRange(t("2025-11-22T18:30:00Z"), t("2026-11-23T15:42:10Z"), withPartials);
+    expect(view(segments)).toEqual([
+      "raw 2025-11-22T18:30:00.000Z 2025-11-22T19:00:00.000Z",
+      "hour 2025-11-22T19:00:00.000Z 2025-11-23T00:00:00.000Z",
+      "day 2025-11-23T00:00:00.000Z 2025-12-01T00:00:00.000Z",
+      "month 2025-12-01T00:00:00.000Z 2026-11-01T00:00:00.000Z",
+      "month_partial 2026-11-01T00:00:00.000Z 2026-11-23T00:00:00.000Z",
+      "day_partial 2026-11-23T00:00:00.000Z 2026-11-23T15:00:00.000Z",
+      "raw 2026-11-23T15:00:00.000Z 2026-11-23T15:42:10.000Z",
+    ]);
+    expect(segments.filter((s) => s.key).map((s) => s.key?.toISOString())).toEqual([
+      "2026-11-23T15:00:00.000Z",
+      "2026-11-23T15:00:00.000Z",
+    ]);
+    // A week: whole days, then today's partial (the month's partial starts before the range).
+    expect(view(tileRange(t("2026-11-17T00:00:00Z"), t("2026-11-23T15:42:10Z"), withPartials))).toEqual([
+      "day 2026-11-17T00:00:00.000Z 2026-11-23T00:00:00.000Z",
+      "day_partial 2026-11-23T00:00:00.000Z 2026-11-23T15:00:00.000Z",
+      "raw 2026-11-23T15:00:00.000Z 2026-11-23T15:42:10.000Z",
+    ]);
+    // A range ending inside the day under way cannot use its partial; nor a set written at another hour.
+    expect(view(tileRange(t("2026-11-22T00:00:00Z"), t("2026-11-23T10:00:00Z"), withPartials))).toEqual([
+      "day 2026-11-22T00:00:00.000Z 2026-11-23T00:00:00.000Z",
+      "hour 2026-11-23T00:00:00.000Z 2026-11-23T10:00:00.000Z",
+    ]);
+    const stale = { ...reach, partialsUntil: t("2026-11-23T14:00:00Z") };
+    expect(view(tileRange(t("2026-11-22T00:00:00Z"), t("2026-11-23T15:00:00Z"), stale))).toEqual([
+      "day 2026-11-22T00:00:00.000Z 2026-11-23T00:00:00.000Z",
+      "hour 2026-11-23T00:00:00.000Z 2026-11-23T15:00:00.000Z",
+    ]);
+  });
+
   it("nothing rolled up yet: one raw segment", () => {
     const none = { hoursUntil: null, daysUntil: null, monthsUntil: null };
     expect(view(tileRange(t("2026-01-01T00:00:00Z"), t("2026-03-01T00:00:00Z"), none))).toEqual([

@@ -147,6 +147,26 @@ describe("GET /api/v1/programs/me/readiness: a program walked from empty to read
     expect((response.body.warnings as Array<{ code: string }>)[0]?.code).toBe("api_key_rotation_required");
   });
 
+  it("counts at most the newest 100 events of a kind, and a test sale's refund is not a live refund", async () => {
+    const p = await createProgram();
+    await db.execute(sql`
+      insert into affiliate_click_events (click_id, program_id, partner_id, link_id, affiliate_url, is_test)
+      select ${unique("many")} || '-' || g, l.program_id, l.partner_id, l.id, 'https://shop.example/?aff=x', false
+      from (select * from referral_links where program_id = ${p.programId} order by id limit 1) l,
+           generate_series(1, 101) g`);
+    await db.execute(sql`
+      with s as (
+        insert into affiliate_sale_events (processor_event_id, program_id, amount_cents, currency, is_test)
+        values (${unique("test-sale")}, ${p.programId}, 5000, 'USD', true) returning id)
+      insert into refunds (sale_id, idempotency_key, amount_cents, refunded_total_cents)
+      select id, 'k', 100, 100 from s`);
+    const r = await readinessOf(p.apiKey);
+    expect(r.body.evidence_sample_size).toBe(100);
+    expect(r.check("clicks_received").evidence).toMatchObject({ count: 100, count_is_lower_bound: true });
+    expect(r.status.refunds_received).toBe("warn");
+    expect(r.check("refunds_received").evidence).toMatchObject({ count: 0, count_is_lower_bound: false });
+  });
+
   it("uses exactly one database round trip", async () => {
     const p = await createProgram();
     expect(await roundTripsOf(() => readinessOf(p.apiKey))).toBe(1);
