@@ -11,8 +11,8 @@ import type { AppEnv } from "../../../../lib/http/app-env.ts";
 import { limitBody } from "../../../../lib/http/body-limit.ts";
 import { browserCors } from "../../../../lib/http/cors.ts";
 import { errorPolicy } from "../../../../lib/http/dependencies.ts";
+import { rateLimit } from "../../../../lib/http/rate-limit.ts";
 import { newClickId } from "../../../../lib/ids.ts";
-import { rateLimit } from "../../../../lib/ratelimit/middleware.ts";
 import { rateLimits } from "../../../../lib/ratelimit/policies.ts";
 import {
   ClickRequestSchema,

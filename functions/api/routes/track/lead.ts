@@ -1,7 +1,6 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { sha256Hex } from "../../../../lib/auth/api-keys.ts";
 import { parseBearer } from "../../../../lib/auth/bearer.ts";
-import { keyRotationNotice } from "../../../../lib/auth/rotation-notice.ts";
 import { withConflictRetry } from "../../../../lib/db/errors.ts";
 import {
   okResponse,
@@ -13,7 +12,8 @@ import type { AppEnv } from "../../../../lib/http/app-env.ts";
 import { limitBody } from "../../../../lib/http/body-limit.ts";
 import { browserCors } from "../../../../lib/http/cors.ts";
 import { errorPolicy } from "../../../../lib/http/dependencies.ts";
-import { rateLimit } from "../../../../lib/ratelimit/middleware.ts";
+import { keyRotationNotice } from "../../../../lib/http/key-rotation-notice.ts";
+import { rateLimit } from "../../../../lib/http/rate-limit.ts";
 import { rateLimits } from "../../../../lib/ratelimit/policies.ts";
 import { storedEmail } from "../../../../lib/tracking/email.ts";
 import {

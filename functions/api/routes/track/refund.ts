@@ -3,8 +3,6 @@ import type { Context } from "hono";
 import type { z } from "zod";
 import { evaluateApiKey, refundKeyMessages } from "../../../../lib/auth/program-key.ts";
 import { requestCredential } from "../../../../lib/auth/request-credential.ts";
-import { requireBearer } from "../../../../lib/auth/require-bearer.ts";
-import { keyRotationNotice } from "../../../../lib/auth/rotation-notice.ts";
 import { badRequest, platformError } from "../../../../lib/errors/api-error.ts";
 import {
   okResponse,
@@ -15,8 +13,10 @@ import {
 import type { AppEnv } from "../../../../lib/http/app-env.ts";
 import { limitBody } from "../../../../lib/http/body-limit.ts";
 import { errorPolicy } from "../../../../lib/http/dependencies.ts";
+import { keyRotationNotice } from "../../../../lib/http/key-rotation-notice.ts";
+import { rateLimit } from "../../../../lib/http/rate-limit.ts";
+import { requireBearer } from "../../../../lib/http/require-bearer.ts";
 import { publishAfterResponse } from "../../../../lib/notifications/publish.ts";
-import { rateLimit } from "../../../../lib/ratelimit/middleware.ts";
 import { rateLimits } from "../../../../lib/ratelimit/policies.ts";
 import { RefundRequestSchema, RefundResponseSchema } from "../../../../lib/refunds/refund-request.ts";
 import { type RefundPlan, refundSale } from "../../../../lib/refunds/refund-sale.ts";

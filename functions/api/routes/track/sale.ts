@@ -1,8 +1,6 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import { saleKeyMessages } from "../../../../lib/auth/program-key.ts";
 import { requestCredential } from "../../../../lib/auth/request-credential.ts";
-import { requireBearer } from "../../../../lib/auth/require-bearer.ts";
-import { keyRotationNotice } from "../../../../lib/auth/rotation-notice.ts";
 import { platformError } from "../../../../lib/errors/api-error.ts";
 import {
   okResponse,
@@ -13,7 +11,9 @@ import {
 import type { AppEnv } from "../../../../lib/http/app-env.ts";
 import { limitBody } from "../../../../lib/http/body-limit.ts";
 import { errorPolicy } from "../../../../lib/http/dependencies.ts";
-import { rateLimit } from "../../../../lib/ratelimit/middleware.ts";
+import { keyRotationNotice } from "../../../../lib/http/key-rotation-notice.ts";
+import { rateLimit } from "../../../../lib/http/rate-limit.ts";
+import { requireBearer } from "../../../../lib/http/require-bearer.ts";
 import { rateLimits } from "../../../../lib/ratelimit/policies.ts";
 import { recordSale } from "../../../../lib/sales/record-sale.ts";
 import type { SaleDecision } from "../../../../lib/tracking/sale/decide-sale.ts";

@@ -9,7 +9,7 @@ import type { AppEnv } from "../../../../lib/http/app-env.ts";
 import { limitBody } from "../../../../lib/http/body-limit.ts";
 import { browserCors } from "../../../../lib/http/cors.ts";
 import { errorPolicy } from "../../../../lib/http/dependencies.ts";
-import { rateLimit } from "../../../../lib/ratelimit/middleware.ts";
+import { rateLimit } from "../../../../lib/http/rate-limit.ts";
 import { rateLimits } from "../../../../lib/ratelimit/policies.ts";
 import { decideVisit } from "../../../../lib/tracking/visit/decide-visit.ts";
 import { VisitRequestSchema, VisitResponseSchema } from "../../../../lib/tracking/visit/visit-request.ts";
