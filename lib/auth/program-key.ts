@@ -1,4 +1,6 @@
 import { sql } from "drizzle-orm";
+import { programApiKeys } from "../../schema/programs.ts";
+import { fromDriver } from "../db/columns.ts";
 import { type ApiError, platformError, typedError } from "../errors/api-error.ts";
 import type { BearerHeader } from "./bearer.ts";
 
@@ -117,10 +119,12 @@ export function evaluateApiKey(
 
 /** A select of the key's record, for inclusion in a route's read batch. Revoked keys match nothing. */
 export function apiKeyRecordQuery(keyHash: string | null) {
+  const k = programApiKeys;
   return sql`
-    select program_id, is_test, rotation_marked_at, rotate_by
-    from program_api_keys
-    where key_hash = ${keyHash}::text and revoked_at is null`;
+    select ${k.programId} as program_id, ${k.isTest} as is_test, ${k.rotationMarkedAt} as rotation_marked_at,
+           ${k.rotateBy} as rotate_by
+    from ${k}
+    where ${k.keyHash} = ${keyHash}::text and ${k.revokedAt} is null`;
 }
 
 export function apiKeyRecordFromRow(
@@ -129,10 +133,11 @@ export function apiKeyRecordFromRow(
     | undefined,
 ): ApiKeyRecord | null {
   if (!row) return null;
+  const k = programApiKeys;
   return {
-    programId: Number(row.program_id),
-    isTest: row.is_test,
-    rotationMarkedAt: row.rotation_marked_at ? new Date(row.rotation_marked_at) : null,
-    rotateBy: row.rotate_by ? new Date(row.rotate_by) : null,
+    programId: fromDriver(k.programId, row.program_id),
+    isTest: fromDriver(k.isTest, row.is_test),
+    rotationMarkedAt: row.rotation_marked_at ? fromDriver(k.rotationMarkedAt, row.rotation_marked_at) : null,
+    rotateBy: row.rotate_by ? fromDriver(k.rotateBy, row.rotate_by) : null,
   };
 }
