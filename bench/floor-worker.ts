@@ -9,7 +9,7 @@ import { sql } from "drizzle-orm";
 import { createApp } from "../functions/api/app.ts";
 import apiWorker from "../functions/api/index.ts";
 import type { WorkerBindings } from "../lib/http/app-env.ts";
-import { rateLimit } from "../lib/ratelimit/middleware.ts";
+import { rateLimit } from "../lib/http/rate-limit.ts";
 import { rateLimits } from "../lib/ratelimit/policies.ts";
 
 const app = createApp();

@@ -15,6 +15,10 @@ import { saleEvents } from "./events.ts";
 import { partners } from "./partners.ts";
 import { programs } from "./programs.ts";
 
+/** Names of the unique indexes the write paths recognize in a 23505 (conflict retry, duplicate skip). */
+export const commissionSaleUniqueIndex = "commissions_sale_unique";
+export const refundIdempotencyUniqueIndex = "refunds_sale_idempotency_unique";
+
 export const commissionStatuses = ["pending", "approved", "paid", "refunded", "reversed"] as const;
 export type CommissionStatus = (typeof commissionStatuses)[number];
 
@@ -55,7 +59,7 @@ export const commissions = pgTable(
     updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [
-    uniqueIndex("commissions_sale_unique").on(t.saleId),
+    uniqueIndex(commissionSaleUniqueIndex).on(t.saleId),
     index("commissions_status_hold_idx").on(t.status, t.holdUntil),
     index("commissions_partner_idx").on(t.programId, t.partnerId),
     index("commissions_program_created_idx").on(t.programId, t.createdAt),
@@ -93,7 +97,7 @@ export const refunds = pgTable(
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [
-    uniqueIndex("refunds_sale_idempotency_unique").on(t.saleId, t.idempotencyKey),
+    uniqueIndex(refundIdempotencyUniqueIndex).on(t.saleId, t.idempotencyKey),
     index("refunds_created_idx").on(t.createdAt),
     index("refunds_program_created_idx").on(t.programId, t.createdAt),
   ],

@@ -19,6 +19,10 @@ export type CustomerStatus = (typeof customerStatuses)[number];
  * A customer of one program, bound once to the partner of its first click (first-click attribution).
  * `customer_key` is the brand's own id, saved only when a lead settles.
  */
+/** Names of the unique indexes a concurrent lead of the same customer runs into (then re-reads). */
+export const customerKeyUniqueIndex = "customers_program_customer_key_unique";
+export const customerClickUniqueIndex = "customers_program_click_unique";
+
 export const customers = pgTable(
   "customers",
   {
@@ -42,8 +46,8 @@ export const customers = pgTable(
     updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [
-    uniqueIndex("customers_program_customer_key_unique").on(t.programId, t.customerKey),
-    uniqueIndex("customers_program_click_unique").on(t.programId, t.clickId),
+    uniqueIndex(customerKeyUniqueIndex).on(t.programId, t.customerKey),
+    uniqueIndex(customerClickUniqueIndex).on(t.programId, t.clickId),
     index("customers_program_email_idx").on(t.programId, t.emailHash),
     index("customers_program_provider_customer_idx").on(t.programId, t.providerCustomerId),
     /** A customer key known in another program (the provider path's mismatch check) without a scan. */

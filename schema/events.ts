@@ -14,6 +14,9 @@ import {
 import { partners, referralLinks } from "./partners.ts";
 import { programs } from "./programs.ts";
 
+/** The one unique index of every id a payment is known by; a conflict on it means "already recorded". */
+export const saleIdUniqueIndex = "affiliate_sale_events_namespace_id_unique";
+
 /**
  * One row per click. `click_id` is made in the worker (random, URL-safe) so a click can be answered before
  * its row is durable. When a visitor who already has a click id arrives through another link, the new row
@@ -145,7 +148,7 @@ export const saleEvents = pgTable(
     ),
   },
   (t) => [
-    uniqueIndex("affiliate_sale_events_namespace_id_unique").on(t.idNamespace, t.processorEventId),
+    uniqueIndex(saleIdUniqueIndex).on(t.idNamespace, t.processorEventId),
     index("affiliate_sale_events_customer_idx").on(t.customerId),
     index("affiliate_sale_events_program_created_idx").on(t.programId, t.createdAt),
     index("affiliate_sale_events_created_brin").using("brin", t.createdAt),

@@ -1,4 +1,6 @@
 import { sql } from "drizzle-orm";
+import { programApiKeys } from "../../schema/programs.ts";
+import { fromDriver } from "../db/columns.ts";
 import { type ApiError, platformError, typedError } from "../errors/api-error.ts";
 import type { BearerHeader } from "./bearer.ts";
 
@@ -65,26 +67,23 @@ export function retiredKeyError(docsUrl: string): ApiError {
   );
 }
 
+/** Why a Bearer header does not authenticate: each route words these its own way (`KeyMessages`). */
+export type KeyRefusal = "missing" | "empty" | "unknown" | "retired";
+
+export type KeyCheck =
+  | { ok: true; programId: number; isTest: boolean; rotation: KeyRotation | null }
+  | { ok: false; refusal: KeyRefusal };
+
 /**
- * Decides what a Bearer header is worth. A key past its rotation deadline is refused with the typed
- * `api_key_rotation_required`; a key marked for rotation but still before the deadline authenticates and
- * carries the rotation notice the response must show.
+ * Decides what a Bearer header is worth. A key past its rotation deadline is refused (`retired`); a key
+ * marked for rotation but still before the deadline authenticates and carries the rotation notice the
+ * response must show. Pure: the refusal is a reason, worded by `keyRefusalError` at the entrance.
  */
-export function evaluateApiKey(
-  header: BearerHeader,
-  record: ApiKeyRecord | null,
-  now: Date,
-  messages: KeyMessages,
-  docsUrl: string,
-): KeyVerdict {
-  if (header.kind === "absent" || header.kind === "malformed") {
-    return { ok: false, error: unauthorized(messages, messages.missing) };
-  }
-  if (header.kind === "empty") return { ok: false, error: unauthorized(messages, messages.empty) };
-  if (!record) return { ok: false, error: unauthorized(messages, messages.invalid) };
-  if (record.rotateBy && record.rotateBy.getTime() <= now.getTime()) {
-    return { ok: false, error: retiredKeyError(docsUrl) };
-  }
+export function checkApiKey(header: BearerHeader, record: ApiKeyRecord | null, now: Date): KeyCheck {
+  if (header.kind === "absent" || header.kind === "malformed") return { ok: false, refusal: "missing" };
+  if (header.kind === "empty") return { ok: false, refusal: "empty" };
+  if (!record) return { ok: false, refusal: "unknown" };
+  if (record.rotateBy && record.rotateBy.getTime() <= now.getTime()) return { ok: false, refusal: "retired" };
   const rotation =
     record.rotateBy !== null
       ? { markedAt: record.rotationMarkedAt ?? record.rotateBy, rotateBy: record.rotateBy }
@@ -92,12 +91,40 @@ export function evaluateApiKey(
   return { ok: true, programId: record.programId, isTest: record.isTest, rotation };
 }
 
+/** The 401 of a key refusal in the route's wording; a retired key is the typed `api_key_rotation_required`. */
+export function keyRefusalError(refusal: KeyRefusal, messages: KeyMessages, docsUrl: string): ApiError {
+  switch (refusal) {
+    case "missing":
+      return unauthorized(messages, messages.missing);
+    case "empty":
+      return unauthorized(messages, messages.empty);
+    case "unknown":
+      return unauthorized(messages, messages.invalid);
+    case "retired":
+      return retiredKeyError(docsUrl);
+  }
+}
+
+/** `checkApiKey` with the refusal already worded, for entrances that check the key themselves. */
+export function evaluateApiKey(
+  header: BearerHeader,
+  record: ApiKeyRecord | null,
+  now: Date,
+  messages: KeyMessages,
+  docsUrl: string,
+): KeyVerdict {
+  const check = checkApiKey(header, record, now);
+  return check.ok ? check : { ok: false, error: keyRefusalError(check.refusal, messages, docsUrl) };
+}
+
 /** A select of the key's record, for inclusion in a route's read batch. Revoked keys match nothing. */
 export function apiKeyRecordQuery(keyHash: string | null) {
+  const k = programApiKeys;
   return sql`
-    select program_id, is_test, rotation_marked_at, rotate_by
-    from program_api_keys
-    where key_hash = ${keyHash}::text and revoked_at is null`;
+    select ${k.programId} as program_id, ${k.isTest} as is_test, ${k.rotationMarkedAt} as rotation_marked_at,
+           ${k.rotateBy} as rotate_by
+    from ${k}
+    where ${k.keyHash} = ${keyHash}::text and ${k.revokedAt} is null`;
 }
 
 export function apiKeyRecordFromRow(
@@ -106,10 +133,11 @@ export function apiKeyRecordFromRow(
     | undefined,
 ): ApiKeyRecord | null {
   if (!row) return null;
+  const k = programApiKeys;
   return {
-    programId: Number(row.program_id),
-    isTest: row.is_test,
-    rotationMarkedAt: row.rotation_marked_at ? new Date(row.rotation_marked_at) : null,
-    rotateBy: row.rotate_by ? new Date(row.rotate_by) : null,
+    programId: fromDriver(k.programId, row.program_id),
+    isTest: fromDriver(k.isTest, row.is_test),
+    rotationMarkedAt: row.rotation_marked_at ? fromDriver(k.rotationMarkedAt, row.rotation_marked_at) : null,
+    rotateBy: row.rotate_by ? fromDriver(k.rotateBy, row.rotate_by) : null,
   };
 }

@@ -1,4 +1,5 @@
 import { type SQL, sql } from "drizzle-orm";
+import { commissionSaleUniqueIndex } from "../../schema/commissions.ts";
 import type { CommissionType } from "../../schema/programs.ts";
 import type { Database } from "../db/client.ts";
 import { isGuardFailure, isUniqueViolation } from "../db/errors.ts";
@@ -75,7 +76,7 @@ export async function repairMissingCommissions(db: Database, now: Date, limit = 
       repaired++;
     } catch (error) {
       // Another run repaired it first: nothing to do. Anything else is logged and retried on the next run.
-      if (isGuardFailure(error) || isUniqueViolation(error, "commissions_sale_unique")) continue;
+      if (isGuardFailure(error) || isUniqueViolation(error, commissionSaleUniqueIndex)) continue;
       rootLogger.error("commission repair failed", error, { sale_id: row.id });
     }
   }

@@ -1,12 +1,12 @@
 import type { KeyRotation } from "../auth/program-key.ts";
 import type { RequestCredential } from "../auth/request-credential.ts";
-import type { Session } from "../auth/require-session.ts";
 import type { Clock } from "../clock.ts";
 import type { Config } from "../config/env.ts";
 import type { Database } from "../db/client.ts";
 import type { ErrorPolicy } from "../errors/envelopes.ts";
 import type { Logger } from "../log.ts";
 import type { RateLimiter } from "../ratelimit/types.ts";
+import type { Session } from "./require-session.ts";
 
 /** The worker's raw bindings (validated into `Config` by `readConfig`). */
 export interface WorkerBindings {

@@ -1,3 +1,4 @@
+import { refundIdempotencyUniqueIndex } from "../../schema/commissions.ts";
 import type { Database } from "../db/client.ts";
 import type { NotificationMessage } from "../notifications/message.ts";
 import { decideRefund, type RefundFacts, type RefundIntent } from "./decide-refund.ts";
@@ -69,4 +70,4 @@ export async function applyRefund(
 }
 
 /** The unique constraint two concurrent identical refunds meet (the loser re-reads and is skipped). */
-export const refundConflictConstraint = "refunds_sale_idempotency_unique";
+export const refundConflictConstraint = refundIdempotencyUniqueIndex;

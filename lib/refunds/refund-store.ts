@@ -1,7 +1,12 @@
 import { type SQL, sql } from "drizzle-orm";
-import type { CommissionStatus } from "../../schema/commissions.ts";
+import { alias } from "drizzle-orm/pg-core";
+import { type CommissionStatus, commissions, refunds } from "../../schema/commissions.ts";
+import { saleEvents } from "../../schema/events.ts";
+import { paymentAliases } from "../../schema/payment-aliases.ts";
+import { programApiKeys, programs } from "../../schema/programs.ts";
 import { type ApiKeyRecord, apiKeyRecordFromRow, apiKeyRecordQuery } from "../auth/program-key.ts";
 import type { Database } from "../db/client.ts";
+import { fromDriver } from "../db/columns.ts";
 import { commissionRefundedWebhookStatement } from "../webhooks/outbox-statements.ts";
 import type { RefundFacts, RefundWrite } from "./decide-refund.ts";
 
@@ -16,14 +21,22 @@ export interface RefundRead {
  * The columns the refund rules read for a sale `s` (joined to its program `p`): the sale, its commission
  * and the refunds already applied. Shared by the refund endpoint and the provider's reversal events.
  */
+export const refundSale = alias(saleEvents, "s");
+export const refundProgram = alias(programs, "p");
+const r = alias(refunds, "r");
+const m = commissions;
 export const refundFactsColumns = sql`
-  s.id, s.amount_cents, s.refunded_cents, s.currency, s.needs_commission, s.program_id, p.advertiser_id,
+  ${refundSale.id} as id, ${refundSale.amountCents} as amount_cents, ${refundSale.refundedCents} as refunded_cents,
+  ${refundSale.currency} as currency, ${refundSale.needsCommission} as needs_commission,
+  ${refundSale.programId} as program_id, ${refundProgram.advertiserId} as advertiser_id,
   (select row_to_json(c) from (
-     select id, amount_cents, deducted_cents, status, credited_at is not null as credited,
-            paid_out_at is not null or status = 'paid' as paid_out, version, is_test, partner_id
-     from commissions where sale_id = s.id) c) as commission,
-  coalesce((select json_agg(json_build_object('key', r.idempotency_key, 'amount', r.requested_cents))
-            from refunds r where r.sale_id = s.id), '[]'::json) as refunds`;
+     select ${m.id} as id, ${m.amountCents} as amount_cents, ${m.deductedCents} as deducted_cents,
+            ${m.status} as status, ${m.creditedAt} is not null as credited,
+            ${m.paidOutAt} is not null or ${m.status} = 'paid' as paid_out, ${m.version} as version,
+            ${m.isTest} as is_test, ${m.partnerId} as partner_id
+     from ${m} where ${m.saleId} = ${refundSale.id}) c) as commission,
+  coalesce((select json_agg(json_build_object('key', ${r.idempotencyKey}, 'amount', ${r.requestedCents}))
+            from ${refunds} ${r} where ${r.saleId} = ${refundSale.id}), '[]'::json) as refunds`;
 
 export function refundFactsFromRow(row: Record<string, unknown>): {
   facts: RefundFacts;
@@ -43,31 +56,32 @@ export function refundFactsFromRow(row: Record<string, unknown>): {
   return {
     facts: {
       sale: {
-        id: Number(row.id),
-        amountCents: Number(row.amount_cents),
-        refundedCents: Number(row.refunded_cents),
-        currency: String(row.currency),
+        id: fromDriver(refundSale.id, row.id),
+        amountCents: fromDriver(refundSale.amountCents, row.amount_cents),
+        refundedCents: fromDriver(refundSale.refundedCents, row.refunded_cents),
+        currency: fromDriver(refundSale.currency, row.currency),
         awaitingCommission: row.needs_commission === true,
       },
       commission: c && {
-        id: Number(c.id),
-        amountCents: Number(c.amount_cents),
-        deductedCents: Number(c.deducted_cents),
+        id: fromDriver(m.id, c.id),
+        amountCents: fromDriver(m.amountCents, c.amount_cents),
+        deductedCents: fromDriver(m.deductedCents, c.deducted_cents),
         status: c.status,
         credited: c.credited === true,
         paidOut: c.paid_out === true,
-        version: Number(c.version),
+        version: fromDriver(m.version, c.version),
         isTest: c.is_test === true,
       },
-      appliedRefunds: (row.refunds as Array<{ key: string; amount: number | null }>).map((r) => ({
-        idempotencyKey: r.key,
-        amountCents: Number(r.amount),
+      appliedRefunds: (row.refunds as Array<{ key: string; amount: number | null }>).map((applied) => ({
+        idempotencyKey: applied.key,
+        // An omitted refund amount is stored null and counts as 0 (Number(null)), as before.
+        amountCents: applied.amount === null ? 0 : fromDriver(r.requestedCents, applied.amount),
       })),
     },
     parties: {
-      programId: Number(row.program_id),
-      partnerId: c ? Number(c.partner_id) : null,
-      advertiserId: Number(row.advertiser_id),
+      programId: fromDriver(refundSale.programId, row.program_id),
+      partnerId: c ? fromDriver(m.partnerId, c.partner_id) : null,
+      advertiserId: fromDriver(refundProgram.advertiserId, row.advertiser_id),
     },
   };
 }
@@ -78,25 +92,29 @@ export async function readRefundFacts(
   keyHash: string,
   transactionId: string | null,
 ): Promise<RefundRead> {
-  const keyProgram = sql`(select program_id from program_api_keys where key_hash = ${keyHash} and revoked_at is null)`;
+  const k = programApiKeys;
+  const keyProgram = sql`(select ${k.programId} from ${k} where ${k.keyHash} = ${keyHash} and ${k.revokedAt} is null)`;
+  const s = refundSale;
+  const x = alias(saleEvents, "x");
+  const a = alias(paymentAliases, "a");
   const namespaces = sql`('live', 'test:' || ${keyProgram})`;
   const [keyRows, saleRows] = await db.batch([
     db.execute(apiKeyRecordQuery(keyHash)),
     db.execute(sql`
       select ${refundFactsColumns}
-      from affiliate_sale_events s
-      join programs p on p.id = s.program_id
-      where s.program_id = ${keyProgram}
-        and s.id in (
-          select x.id from affiliate_sale_events x
-          where x.id_namespace in ${namespaces} and x.processor_event_id = ${transactionId}::text
+      from ${saleEvents} ${s}
+      join ${programs} ${refundProgram} on ${refundProgram.id} = ${s.programId}
+      where ${s.programId} = ${keyProgram}
+        and ${s.id} in (
+          select ${x.id} from ${saleEvents} ${x}
+          where ${x.idNamespace} in ${namespaces} and ${x.processorEventId} = ${transactionId}::text
           union all
           -- Any other id of the payment: a provider-recorded sale by its Checkout Session id, an invoice
           -- sale by its PaymentIntent id (payment_aliases, the one index of a payment's ids).
-          select a.sale_id from payment_aliases a
-          where a.namespace in ${namespaces} and a.alias = ${transactionId}::text and a.sale_id is not null)
+          select ${a.saleId} from ${paymentAliases} ${a}
+          where ${a.namespace} in ${namespaces} and ${a.alias} = ${transactionId}::text and ${a.saleId} is not null)
       -- A live sale before a test sale of the same id.
-      order by s.is_test, s.id
+      order by ${s.isTest}, ${s.id}
       limit 1`),
   ]);
   const key = apiKeyRecordFromRow(keyRows.rows[0] as Parameters<typeof apiKeyRecordFromRow>[0]);

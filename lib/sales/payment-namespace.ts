@@ -1,3 +1,5 @@
+import { saleIdUniqueIndex } from "../../schema/events.ts";
+
 /**
  * The id namespace of a payment's ids (`payment_aliases.namespace`, `affiliate_sale_events.id_namespace`):
  * one for every live sale of the service, and one per program for its test sales. Spec section 1: a test
@@ -17,4 +19,4 @@ export function paymentNamespace(isTest: boolean, programId: number): PaymentNam
  * the sale's transaction, so two writers of one id usually meet there (a guard failure); they meet here only
  * when an alias kept unlinked already held the id. Either way the attempt is re-run and its read answers.
  */
-export const saleIdConstraint = "affiliate_sale_events_namespace_id_unique";
+export const saleIdConstraint = saleIdUniqueIndex;

@@ -52,12 +52,13 @@ export async function writeSaleWithFallback(
  */
 export async function recordSale(
   db: Database,
-  input: { header: BearerHeader; keyHash: string | null; body: SaleRequest; now: Date; docsUrl: string },
+  /** `docsUrl` is no longer read here (the route words refusals); kept so callers need not change. */
+  input: { header: BearerHeader; keyHash: string | null; body: SaleRequest; now: Date; docsUrl?: string },
   log: Logger,
   /** Told each decision before its write (the route sets the key's rotation notice from it). */
   onDecided: (decision: SaleDecision, keyFound: boolean) => void = () => {},
 ): Promise<{ decision: SaleDecision; written: SaleWritten | null }> {
-  const { body, keyHash, header, docsUrl } = input;
+  const { body, keyHash, header } = input;
   let now = input.now;
   return withConflictRetry(
     async () => {
@@ -69,11 +70,11 @@ export async function recordSale(
           clickId: body.click_id ?? null,
           productId: body.product_id ?? null,
         });
-        const decision = decideSale({ header, body, now, docsUrl }, facts);
+        const decision = decideSale({ header, body, now }, facts);
         if (
           body.transaction_id === undefined &&
           decision.outcome === "refused" &&
-          decision.error.status === 409
+          decision.refusal.reason === "duplicate_transaction"
         ) {
           now = new Date(now.getTime() + 1);
           continue;

@@ -1,5 +1,6 @@
 import type { ProductRule } from "../commissions/commission-policy.ts";
 import { isSupportedCurrency } from "../money.ts";
+import { saleRefusalMessage } from "../sales/sale-outcome-http.ts";
 import type { StoredEmail } from "../tracking/email.ts";
 import {
   type CustomerExtras,
@@ -120,7 +121,11 @@ export function decideProviderSale(
     now: context.now,
     rotation: null,
   });
-  if (decision.outcome === "refused") return { outcome: "not_attributed", reason: decision.error.message };
+  if (decision.outcome === "refused") {
+    const refusal = decision.refusal;
+    if (refusal.reason === "key") throw new Error("attribution checks no key");
+    return { outcome: "not_attributed", reason: saleRefusalMessage(refusal) };
+  }
   if (decision.outcome === "not_attributed") return { outcome: "not_attributed", reason: decision.message };
   return { outcome: "record", decision, attributedBy: found.step };
 }

@@ -1,6 +1,9 @@
 import { sql } from "drizzle-orm";
+import { paymentAliases } from "../../schema/payment-aliases.ts";
 import type { Database } from "../db/client.ts";
+import { columnName } from "../db/columns.ts";
 import { textList } from "../db/sql-lists.ts";
+import { paymentIdsInsert } from "../sales/payment-ids-insert.ts";
 import { type PaymentNamespace, paymentNamespace } from "../sales/payment-namespace.ts";
 import type { ProviderInvoicePayment } from "./provider-events.ts";
 
@@ -101,15 +104,11 @@ export async function writeAliases(
   saleId: number | null,
 ): Promise<void> {
   if (aliases.length === 0) return;
+  const rows = aliases.map((alias) => ({ programId, namespace, alias, paymentId, saleId }));
+  const t = paymentAliases;
   await db.execute(sql`
-    insert into payment_aliases (program_id, namespace, alias, payment_id, sale_id)
-    values ${sql.join(
-      aliases.map(
-        (alias) =>
-          sql`(${programId}::int, ${namespace}::text, ${alias}::text, ${paymentId}::text, ${saleId}::bigint)`,
-      ),
-      sql`, `,
-    )}
-    on conflict (namespace, alias) do update set sale_id = excluded.sale_id
-    where payment_aliases.sale_id is null and excluded.sale_id is not null`);
+    ${paymentIdsInsert(rows)}
+    on conflict (${columnName(t.namespace)}, ${columnName(t.alias)})
+      do update set ${columnName(t.saleId)} = excluded.${columnName(t.saleId)}
+    where ${t.saleId} is null and excluded.${columnName(t.saleId)} is not null`);
 }

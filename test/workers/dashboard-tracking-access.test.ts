@@ -1,6 +1,6 @@
 import { eq } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
-import { PROGRAM_KEY_REFUSED } from "../../lib/auth/require-session.ts";
+import { PROGRAM_KEY_REFUSED } from "../../lib/http/require-session.ts";
 import { users } from "../../schema/index.ts";
 import {
   anotherToken,

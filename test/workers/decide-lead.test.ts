@@ -8,6 +8,7 @@ import {
   type LeadIntent,
   precheckLead,
 } from "../../lib/tracking/lead/decide-lead.ts";
+import { leadRefusalError } from "../../lib/tracking/lead/lead-outcome-http.ts";
 
 /** Pure rules: no database, no worker. */
 const now = new Date("2026-03-01T12:00:00.000Z");
@@ -26,7 +27,6 @@ function intent(overrides: Partial<LeadIntent> = {}): LeadIntent {
     testMode: false,
     eventName: null,
     now,
-    docsUrl,
     ...overrides,
   };
 }
@@ -56,8 +56,9 @@ const key = (programId: number, extra: Partial<NonNullable<LeadFacts["apiKey"]>>
 function refusal(decision: LeadDecision) {
   expect(decision.outcome).toBe("refused");
   if (decision.outcome !== "refused") throw new Error("not refused");
-  expect(decision.error).toBeInstanceOf(ApiError);
-  return { status: decision.error.status, message: decision.error.message, init: decision.error.init };
+  const error = leadRefusalError(decision.refusal, docsUrl);
+  expect(error).toBeInstanceOf(ApiError);
+  return { status: error.status, message: error.message, init: error.init };
 }
 
 describe("precheckLead (no database)", () => {
@@ -80,7 +81,8 @@ describe("precheckLead (no database)", () => {
       "click_id is required when no API key is sent",
     ],
   ])("%o -> %i %s", (overrides, status, message) => {
-    const error = precheckLead(intent(overrides));
+    const refusal = precheckLead(intent(overrides));
+    const error = refusal && leadRefusalError(refusal, docsUrl);
     expect(error?.status).toBe(status);
     expect(error?.message).toBe(message);
   });

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { saleRefusalError } from "../../lib/sales/sale-outcome-http.ts";
 import { decideSale, type SaleCustomer, type SaleFacts } from "../../lib/tracking/sale/decide-sale.ts";
 import type { SaleRequest } from "../../lib/tracking/sale/sale-request.ts";
 
@@ -39,7 +40,6 @@ function decide(body: Partial<SaleRequest>, f: SaleFacts = facts(), at = now) {
       header,
       body: { transaction_id: "t1", amount_cents: 1000, click_id: "clk_1", ...body },
       now: at,
-      docsUrl: "https://d",
     },
     f,
   );
@@ -96,7 +96,10 @@ describe("decideSale: attribution window with an injected clock", () => {
       key: { programId: 7, isTest: false, rotationMarkedAt: new Date(now.getTime() - day), rotateBy },
     });
     expect(decide({}, marked)).toMatchObject({ outcome: "record", rotation: { rotateBy } });
-    expect(decide({}, marked, rotateBy)).toMatchObject({ outcome: "refused", error: { status: 401 } });
+    const retired = decide({}, marked, rotateBy);
+    expect(retired).toMatchObject({ outcome: "refused", refusal: { reason: "key", refusal: "retired" } });
+    if (retired.outcome !== "refused") throw new Error("not refused");
+    expect(saleRefusalError(retired.refusal, "https://d").status).toBe(401);
   });
 });
 
@@ -109,9 +112,12 @@ describe("decideSale: currency", () => {
       });
     }
     expect(decide({ currency: "eur" })).toMatchObject({ outcome: "record", sale: { currency: "EUR" } });
-    expect(decide({ currency: "JPY" })).toMatchObject({
-      outcome: "refused",
-      error: { status: 422, message: "currency JPY is not supported" },
+    const refused = decide({ currency: "JPY" });
+    expect(refused).toMatchObject({ outcome: "refused", refusal: { reason: "unsupported_currency" } });
+    if (refused.outcome !== "refused") throw new Error("not refused");
+    expect(saleRefusalError(refused.refusal, "https://d")).toMatchObject({
+      status: 422,
+      message: "currency JPY is not supported",
     });
   });
 });

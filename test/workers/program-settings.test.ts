@@ -5,7 +5,7 @@ import {
   INVALID_SIGN_IN_TOKEN,
   PROGRAM_KEY_REFUSED,
   SIGN_IN_REQUIRED,
-} from "../../lib/auth/require-session.ts";
+} from "../../lib/http/require-session.ts";
 import { auditLog, commissionRules, programs } from "../../schema/index.ts";
 import { BASE, call } from "./dashboard-sign-in.ts";
 import { db } from "./harness.ts";

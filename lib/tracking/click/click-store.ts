@@ -1,5 +1,10 @@
 import { sql } from "drizzle-orm";
+import { alias } from "drizzle-orm/pg-core";
+import { clickEvents } from "../../../schema/events.ts";
+import { referralLinks } from "../../../schema/partners.ts";
+import { programApiKeys, programs } from "../../../schema/programs.ts";
 import type { Database } from "../../db/client.ts";
+import { columnName } from "../../db/columns.ts";
 import type { ClickFacts } from "./decide-click.ts";
 
 export interface ClickWrite {
@@ -43,31 +48,38 @@ export async function readFactsAndRecordClick(
 ): Promise<ClickFacts & { recorded: boolean }> {
   const checkKeyProgram = w.testMode && w.keyHash !== null && w.eventProgramId !== null;
   const now = w.now.toISOString();
+  const l = alias(referralLinks, "l");
+  const p = alias(programs, "p");
+  const k = programApiKeys;
+  const c = clickEvents;
+  const v = alias(clickEvents, "v");
   const result = await db.execute<ClickRow>(sql`
     with link as (
-      select l.id, l.program_id, l.partner_id, l.is_active,
-             p.id is not null as program_exists, p.attribution_window_days, p.allowed_origins
-      from referral_links l
-      left join programs p on p.id = l.program_id
-      where l.short_link = ${w.code}
+      select ${l.id} as id, ${l.programId} as program_id, ${l.partnerId} as partner_id, ${l.isActive} as is_active,
+             ${p.id} is not null as program_exists, ${p.attributionWindowDays} as attribution_window_days,
+             ${p.allowedOrigins} as allowed_origins
+      from ${referralLinks} ${l}
+      left join ${programs} ${p} on ${p.id} = ${l.programId}
+      where ${l.shortLink} = ${w.code}
     ),
     api_key as (
-      select program_id from program_api_keys
-      where key_hash = ${w.keyHash}::text and revoked_at is null
-        and (rotate_by is null or rotate_by > ${now}::timestamptz)
+      select ${k.programId} as program_id from ${k}
+      where ${k.keyHash} = ${w.keyHash}::text and ${k.revokedAt} is null
+        and (${k.rotateBy} is null or ${k.rotateBy} > ${now}::timestamptz)
     ),
     retained as (
-      select v.click_id
-      from affiliate_click_events v
-      join link on v.program_id = link.program_id
-      where v.click_id = ${w.visitorClickId}::text
-        and v.is_test = ${w.testMode}::boolean
-        and v.created_at > ${now}::timestamptz - make_interval(days => link.attribution_window_days)
+      select ${v.clickId} as click_id
+      from ${c} ${v}
+      join link on ${v.programId} = link.program_id
+      where ${v.clickId} = ${w.visitorClickId}::text
+        and ${v.isTest} = ${w.testMode}::boolean
+        and ${v.createdAt} > ${now}::timestamptz - make_interval(days => link.attribution_window_days)
     ),
     recorded as (
-      insert into affiliate_click_events
-        (click_id, program_id, partner_id, link_id, visitor_click_id, affiliate_url, referrer, user_agent,
-         is_test, created_at)
+      insert into ${c}
+        (${columnName(c.clickId)}, ${columnName(c.programId)}, ${columnName(c.partnerId)}, ${columnName(c.linkId)},
+         ${columnName(c.visitorClickId)}, ${columnName(c.affiliateUrl)}, ${columnName(c.referrer)},
+         ${columnName(c.userAgent)}, ${columnName(c.isTest)}, ${columnName(c.createdAt)})
       select ${w.newClickId}, link.program_id, link.partner_id, link.id, (select click_id from retained),
              ${w.affiliateUrl}, ${w.referrer}::text, ${w.userAgent}::text, ${w.testMode}::boolean, ${now}::timestamptz
       from link
@@ -77,17 +89,18 @@ export async function readFactsAndRecordClick(
         and (${w.requestedProgramId}::int is null or link.program_id = ${w.requestedProgramId}::int)
         and (not ${checkKeyProgram}::boolean
              or not exists (select 1 from api_key where program_id <> ${w.eventProgramId}::int))
-      returning click_id
+      returning ${c.clickId}
     )
     select
       (select row_to_json(link) from link) as link,
       case when ${w.requestedProgramId}::int is null then null
-           else exists (select 1 from programs where id = ${w.requestedProgramId}::int) end
+           else exists (select 1 from ${programs} where ${programs.id} = ${w.requestedProgramId}::int) end
         as requested_program_exists,
       (select program_id from api_key) as key_program_id,
       (select click_id from retained) as retained_click_id,
       exists (select 1 from recorded) as recorded
   `);
+
   const row = result.rows[0];
   if (!row) throw new Error("click statement returned no row");
   const link = row.link;

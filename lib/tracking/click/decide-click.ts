@@ -1,5 +1,3 @@
-import { type ApiError, badRequest, platformError, typedError } from "../../errors/api-error.ts";
-
 /** What one database read told us (see `click-store.ts`). */
 export interface ClickFacts {
   /** null when the request named no program. */
@@ -27,8 +25,16 @@ export interface ClickIntent {
   newClickId: string;
 }
 
+/** Why a click is not recorded, in the order the spec's errors are checked (`click-outcome-http.ts` words them). */
+export type ClickRefusal =
+  | "program_mismatch"
+  | "unknown_program"
+  | "link_not_found"
+  | "link_misconfigured"
+  | "link_disabled";
+
 export type ClickDecision =
-  | { outcome: "refused"; error: ApiError }
+  | { outcome: "refused"; refusal: ClickRefusal }
   | { outcome: "recorded"; clickId: string; cookieWindowDays: number };
 
 /**
@@ -36,31 +42,27 @@ export type ClickDecision =
  * eligibility when it inserts, in the same statement; the handler checks the two agree.
  */
 export function decideClick(intent: ClickIntent, facts: ClickFacts): ClickDecision {
-  const refuse = (error: ApiError): ClickDecision => ({ outcome: "refused", error });
+  const refuse = (refusal: ClickRefusal): ClickDecision => ({ outcome: "refused", refusal });
   if (
     intent.testMode &&
     facts.keyProgramId !== null &&
     intent.eventProgramId !== null &&
     facts.keyProgramId !== intent.eventProgramId
   ) {
-    return refuse(platformError(403, "program_id does not match the API key"));
+    return refuse("program_mismatch");
   }
   if (intent.requestedProgramId !== null && facts.requestedProgramExists !== true) {
-    return refuse(badRequest("Unknown program_id"));
+    return refuse("unknown_program");
   }
   const link = facts.link;
-  if (!link) return refuse(badRequest("Referral link not found"));
+  if (!link) return refuse("link_not_found");
   if (link.programId === null || link.partnerId === null || !link.programExists) {
-    return refuse(badRequest("Invalid referral link configuration"));
+    return refuse("link_misconfigured");
   }
   if (intent.requestedProgramId !== null && link.programId !== intent.requestedProgramId) {
-    return refuse(badRequest("Referral link not found"));
+    return refuse("link_not_found");
   }
-  if (!link.isActive) {
-    const message = "This referral link has been disabled";
-    const hint = "The partner or the brand turned this link off. Ask the partner for an active link.";
-    return refuse(typedError(410, "link_disabled", message, { hint }, { success: false, message, hint }));
-  }
+  if (!link.isActive) return refuse("link_disabled");
   return {
     outcome: "recorded",
     clickId: facts.retainedClickId ?? intent.newClickId,

@@ -1,13 +1,7 @@
 import type { CustomerStatus } from "../../../schema/customers.ts";
 import type { LeadAuthPolicy } from "../../../schema/programs.ts";
 import type { BearerHeader } from "../../auth/bearer.ts";
-import {
-  type ApiKeyRecord,
-  evaluateApiKey,
-  type KeyRotation,
-  leadKeyMessages,
-} from "../../auth/program-key.ts";
-import { type ApiError, badRequest, platformError } from "../../errors/api-error.ts";
+import { type ApiKeyRecord, checkApiKey, type KeyRefusal, type KeyRotation } from "../../auth/program-key.ts";
 import type { StoredEmail } from "../email.ts";
 
 /** What the request asks for, already shaped (empty strings are absent). */
@@ -24,7 +18,6 @@ export interface LeadIntent {
   testMode: boolean;
   eventName: string | null;
   now: Date;
-  docsUrl: string;
 }
 
 export interface LeadCustomerFact {
@@ -116,10 +109,25 @@ interface DecisionContext {
 
 export type LeadDecision = DecisionContext &
   (
-    | { outcome: "refused"; error: ApiError }
+    | { outcome: "refused"; refusal: LeadRefusal }
     | { outcome: "test"; write: LeadWrite & { kind: "test" }; programId: number }
     | { outcome: "provisional" | "settled"; write: LeadWrite; body: LeadBody }
   );
+
+/**
+ * Why a lead is refused, in the order the rules check them; the lead endpoint words each in
+ * `lead-outcome-http.ts` (a malformed Authorization header is the key's `missing`).
+ */
+export type LeadRefusal =
+  | { reason: "key"; refusal: KeyRefusal }
+  | { reason: "identifier_required" }
+  | { reason: "click_id_required" }
+  | { reason: "program_mismatch" }
+  | { reason: "unknown_program" }
+  | { reason: "test_program_required" }
+  | { reason: "customer_not_found" }
+  | { reason: "other_program" }
+  | { reason: "status_cannot_become_lead"; status: CustomerStatus };
 
 export const leadMessages = {
   identifierRequired: "click_id or customer_key is required",
@@ -134,8 +142,8 @@ export const leadMessages = {
   test: "Test lead recorded",
 } as const;
 
-export function statusCannotBecomeLead(status: CustomerStatus): ApiError {
-  return badRequest(`Customer status cannot be updated to lead. Current status: ${status}`);
+function statusCannotBecomeLead(status: CustomerStatus): LeadRefusal {
+  return { reason: "status_cannot_become_lead", status };
 }
 
 /** Only a customer nobody has signed up yet can become a lead. */
@@ -143,12 +151,12 @@ function canBecomeLead(status: CustomerStatus): boolean {
   return status === "clicked";
 }
 
-function identifierRule(intent: LeadIntent, testMode: boolean, withKey: boolean): ApiError | null {
+function identifierRule(intent: LeadIntent, testMode: boolean, withKey: boolean): LeadRefusal | null {
   if (!testMode && intent.clickId === null && intent.customerKey === null) {
-    return badRequest(leadMessages.identifierRequired);
+    return { reason: "identifier_required" };
   }
   if (!withKey && intent.customerKey !== null && intent.clickId === null) {
-    return badRequest(leadMessages.clickIdRequired);
+    return { reason: "click_id_required" };
   }
   return null;
 }
@@ -158,8 +166,8 @@ function identifierRule(intent: LeadIntent, testMode: boolean, withKey: boolean)
  * identifier rules. The route runs them before reading, so such a request costs no round trip. With a
  * token the rules wait for the key (a test key makes a test lead, where `click_id` is optional).
  */
-export function precheckLead(intent: LeadIntent): ApiError | null {
-  if (intent.header.kind === "malformed") return platformError(401, leadKeyMessages.missing);
+export function precheckLead(intent: LeadIntent): LeadRefusal | null {
+  if (intent.header.kind === "malformed") return { reason: "key", refusal: "missing" };
   if (intent.header.kind === "token") return null;
   return identifierRule(intent, intent.testMode, false);
 }
@@ -171,21 +179,28 @@ export function precheckLead(intent: LeadIntent): ApiError | null {
  */
 export function decideLead(intent: LeadIntent, facts: LeadFacts): LeadDecision {
   const early = precheckLead(intent);
-  if (early) return { outcome: "refused", error: early, rotation: null, allowedOrigins: undefined };
+  if (early) return { outcome: "refused", refusal: early, rotation: null, allowedOrigins: undefined };
 
   let key: { programId: number; isTest: boolean } | null = null;
   let rotation: KeyRotation | null = null;
   if (intent.header.kind === "token") {
-    const verdict = evaluateApiKey(intent.header, facts.apiKey, intent.now, leadKeyMessages, intent.docsUrl);
-    if (!verdict.ok)
-      return { outcome: "refused", error: verdict.error, rotation: null, allowedOrigins: undefined };
+    const verdict = checkApiKey(intent.header, facts.apiKey, intent.now);
+    if (!verdict.ok) {
+      const refusal: LeadRefusal = { reason: "key", refusal: verdict.refusal };
+      return { outcome: "refused", refusal, rotation: null, allowedOrigins: undefined };
+    }
     key = { programId: verdict.programId, isTest: verdict.isTest };
     rotation = verdict.rotation;
   }
   const programOf = (id: number | null) =>
     id === null ? undefined : facts.programs.find((program) => program.id === id);
   let allowedOrigins = programOf(key?.programId ?? null)?.allowedOrigins;
-  const refuse = (error: ApiError): LeadDecision => ({ outcome: "refused", error, rotation, allowedOrigins });
+  const refuse = (refusal: LeadRefusal): LeadDecision => ({
+    outcome: "refused",
+    refusal,
+    rotation,
+    allowedOrigins,
+  });
 
   const testMode = intent.testMode || key?.isTest === true;
   const ruleError = identifierRule(intent, testMode, key !== null);
@@ -193,18 +208,14 @@ export function decideLead(intent: LeadIntent, facts: LeadFacts): LeadDecision {
 
   if (testMode) {
     if (key && intent.eventProgramId !== null && intent.eventProgramId !== key.programId) {
-      return refuse(platformError(403, leadMessages.keyProgramMismatch));
+      return refuse({ reason: "program_mismatch" });
     }
     const explicitProgramId = intent.eventProgramId ?? intent.requestedProgramId;
     const programId = key?.programId ?? explicitProgramId ?? facts.click?.programId ?? null;
     const program = programOf(programId);
     if (!program || programId === null) {
       if (key) throw new Error(`program ${key.programId} of an API key was not read`);
-      return refuse(
-        badRequest(
-          explicitProgramId !== null ? leadMessages.unknownProgram : leadMessages.testProgramRequired,
-        ),
-      );
+      return refuse({ reason: explicitProgramId !== null ? "unknown_program" : "test_program_required" });
     }
     allowedOrigins = program.allowedOrigins;
     const click = facts.click?.programId === programId ? facts.click : null;
@@ -237,16 +248,16 @@ export function decideLead(intent: LeadIntent, facts: LeadFacts): LeadDecision {
   let customer: LeadCustomerFact | null;
   let programId: number;
   if (intent.clickId !== null) {
-    if (!liveClick) return refuse(badRequest(leadMessages.customerNotFound));
-    if (key && liveClick.programId !== key.programId) return refuse(badRequest(leadMessages.otherProgram));
+    if (!liveClick) return refuse({ reason: "customer_not_found" });
+    if (key && liveClick.programId !== key.programId) return refuse({ reason: "other_program" });
     if (!key && intent.requestedProgramId !== null && intent.requestedProgramId !== liveClick.programId) {
-      return refuse(badRequest(leadMessages.customerNotFound));
+      return refuse({ reason: "customer_not_found" });
     }
     programId = liveClick.programId;
     customer = facts.customerByClick;
   } else {
     // Only a key reaches here (identifier rules): the key is saved only when a lead settles.
-    if (!key || !facts.customerByKey) return refuse(badRequest(leadMessages.customerNotFound));
+    if (!key || !facts.customerByKey) return refuse({ reason: "customer_not_found" });
     programId = key.programId;
     customer = facts.customerByKey;
   }

@@ -1,6 +1,10 @@
 import { and, eq, isNull, type SQL, sql } from "drizzle-orm";
-import type { CustomerStatus } from "../../../schema/customers.ts";
-import { customers } from "../../../schema/customers.ts";
+import {
+  type CustomerStatus,
+  customerClickUniqueIndex,
+  customerKeyUniqueIndex,
+  customers,
+} from "../../../schema/customers.ts";
 import { leadEvents } from "../../../schema/events.ts";
 import type { LeadAuthPolicy } from "../../../schema/programs.ts";
 import { apiKeyRecordFromRow, apiKeyRecordQuery } from "../../auth/program-key.ts";
@@ -9,10 +13,7 @@ import { leadWebhookStatement } from "../../webhooks/outbox-statements.ts";
 import type { LeadCustomerFact, LeadEventRow, LeadFacts, LeadWrite } from "./decide-lead.ts";
 
 /** The unique constraints a concurrent settled lead of the same customer runs into (then re-read). */
-export const leadConflictConstraints = [
-  "customers_program_click_unique",
-  "customers_program_customer_key_unique",
-] as const;
+export const leadConflictConstraints = [customerClickUniqueIndex, customerKeyUniqueIndex] as const;
 
 export interface LeadRead {
   keyHash: string | null;

@@ -1,10 +1,5 @@
 import type { BearerHeader } from "../../auth/bearer.ts";
-import {
-  type ApiKeyRecord,
-  evaluateApiKey,
-  type KeyRotation,
-  saleKeyMessages,
-} from "../../auth/program-key.ts";
+import { type ApiKeyRecord, checkApiKey, type KeyRefusal, type KeyRotation } from "../../auth/program-key.ts";
 import {
   type CommissionPlan,
   commissionEligibility,
@@ -13,11 +8,9 @@ import {
   planCommission,
   policyFor,
 } from "../../commissions/commission-policy.ts";
-import { type ApiError, platformError } from "../../errors/api-error.ts";
 import { type Currency, isSupportedCurrency } from "../../money.ts";
 import { type PaymentNamespace, paymentNamespace } from "../../sales/payment-namespace.ts";
 import type { StoredEmail } from "../email.ts";
-import { occurredAtMessage, saleRequiredMessages } from "./sale-messages.ts";
 import type { SaleRequest } from "./sale-request.ts";
 
 const dayMs = 86_400_000;
@@ -67,7 +60,6 @@ export interface SaleInput {
   header: BearerHeader;
   body: SaleRequest;
   now: Date;
-  docsUrl: string;
 }
 
 /** The sale row to store, in the units and shapes of `affiliate_sale_events`. */
@@ -122,8 +114,27 @@ export type CustomerWrite =
     } & CustomerExtras)
   | ({ kind: "update"; id: number; expectedFirstCommissionAt: Date | null } & CustomerExtras);
 
+/**
+ * Why a sale is refused, in the order the rules check them. The sale endpoint words each as the spec's
+ * status, envelope and message in `lib/sales/sale-outcome-http.ts`; the provider's events log the same words.
+ */
+export type SaleRefusal =
+  | { reason: "key"; refusal: KeyRefusal }
+  | { reason: "occurred_at_out_of_range" }
+  /** `currency` as sent (the message repeats it). */
+  | { reason: "unsupported_currency"; currency: string | null | undefined }
+  | { reason: "transaction_id_required" }
+  | { reason: "amount_required" }
+  /** `saleId` only when the sale is the caller's program's: another program learns the id is taken, not which sale. */
+  | { reason: "duplicate_transaction"; saleId: number | null }
+  | { reason: "customer_not_found" }
+  | { reason: "customer_in_other_program" }
+  | { reason: "no_partner_relationship" }
+  /** The customer has no partner: the sale is stored, then refused (a resend gives 409). */
+  | { reason: "no_partner" };
+
 export type SaleDecision =
-  | { outcome: "refused"; error: ApiError; rotation: KeyRotation | null }
+  | { outcome: "refused"; refusal: SaleRefusal; rotation: KeyRotation | null }
   | { outcome: "not_attributed"; rotation: KeyRotation | null; message: string }
   | {
       outcome: "record";
@@ -133,28 +144,14 @@ export type SaleDecision =
       customer: CustomerWrite;
       commission: CommissionPlan | null;
       /** Set when the sale is stored but answers 400 (a customer without a partner). */
-      refuseAfterWrite: ApiError | null;
+      refuseAfterWrite: Extract<SaleRefusal, { reason: "no_partner" }> | null;
       message: string;
       test: boolean;
     };
 
-function invalid(message: string): ApiError {
-  return platformError(400, message, { code: "invalid_request" });
-}
-
-function noAttribution(message: string): ApiError {
-  return platformError(400, message, { code: "no_attribution" });
-}
-
-/**
- * 409: the sale exists. Its id is told only to the program it belongs to: another program learns that the id
- * is taken, not which sale holds it.
- */
-export function duplicateTransaction(recorded: RecordedSale, programId: number): ApiError {
-  return platformError(409, "Duplicate transaction_id. This sale has already been recorded.", {
-    code: "duplicate_transaction",
-    details: recorded.programId === programId ? { sale_id: recorded.id } : {},
-  });
+/** The sale exists. Its id is told only to the program it belongs to. */
+export function duplicateTransaction(recorded: RecordedSale, programId: number): SaleRefusal {
+  return { reason: "duplicate_transaction", saleId: recorded.programId === programId ? recorded.id : null };
 }
 
 export function testTransactionId(now: Date): string {
@@ -167,31 +164,30 @@ export function testTransactionId(now: Date): string {
  */
 export function decideSale(input: SaleInput, facts: SaleFacts): SaleDecision {
   const { body, now } = input;
-  const verdict = evaluateApiKey(input.header, facts.key, now, saleKeyMessages, input.docsUrl);
-  if (!verdict.ok) return { outcome: "refused", error: verdict.error, rotation: null };
+  const verdict = checkApiKey(input.header, facts.key, now);
+  if (!verdict.ok)
+    return { outcome: "refused", refusal: { reason: "key", refusal: verdict.refusal }, rotation: null };
   const rotation = verdict.rotation;
-  const refuse = (error: ApiError): SaleDecision => ({ outcome: "refused", error, rotation });
+  const refuse = (refusal: SaleRefusal): SaleDecision => ({ outcome: "refused", refusal, rotation });
   const program = facts.program;
   if (!program) throw new Error("the key's program was not read");
 
   if (body.occurred_at) {
     const occurredAt = new Date(body.occurred_at).getTime();
     if (occurredAt < now.getTime() - 30 * dayMs || occurredAt > now.getTime() + 5 * 60_000) {
-      return refuse(invalid(occurredAtMessage));
+      return refuse({ reason: "occurred_at_out_of_range" });
     }
   }
   // An empty currency is treated as omitted, like the other optional fields sent as null.
   const currency = (body.currency?.trim() || "USD").toUpperCase();
   if (!isSupportedCurrency(currency)) {
-    return refuse(
-      platformError(422, `currency ${body.currency} is not supported`, { code: "unsupported_currency" }),
-    );
+    return refuse({ reason: "unsupported_currency", currency: body.currency });
   }
 
   const test = verdict.isTest || body.livemode === false || body.additional_data?.test_mode === true;
   if (!test) {
-    if (body.transaction_id === undefined) return refuse(invalid(saleRequiredMessages.transactionId));
-    if (body.amount_cents === undefined) return refuse(invalid(saleRequiredMessages.amount));
+    if (body.transaction_id === undefined) return refuse({ reason: "transaction_id_required" });
+    if (body.amount_cents === undefined) return refuse({ reason: "amount_required" });
   }
   // The id is taken only within the sale's own namespace: a test sale never uses up a live id.
   const namespace = paymentNamespace(test, program.id);
@@ -219,7 +215,7 @@ export function decideSale(input: SaleInput, facts: SaleFacts): SaleDecision {
   if (test) return testSaleDecision(program.id, sale, rotation);
 
   const resolved = resolveCustomer(facts, program.id);
-  if ("error" in resolved) return refuse(resolved.error);
+  if ("refusal" in resolved) return refuse(resolved.refusal);
   return decideAttributedSale({
     program,
     productRule: facts.productRule,
@@ -295,7 +291,7 @@ export function decideAttributedSale(input: {
       sale: row(null),
       customer,
       commission: null,
-      refuseAfterWrite: noAttribution("partnerId required to create commission"),
+      refuseAfterWrite: { reason: "no_partner" },
       message: "",
       test: false,
     };
@@ -303,7 +299,7 @@ export function decideAttributedSale(input: {
   if (!partnerIsMember) {
     return {
       outcome: "refused",
-      error: noAttribution("No partner-program relationship found for this customer"),
+      refusal: { reason: "no_partner_relationship" },
       rotation,
     };
   }
@@ -351,7 +347,7 @@ export function decideAttributedSale(input: {
   };
 }
 
-type Resolution = { error: ApiError } | CustomerResolution;
+type Resolution = { refusal: SaleRefusal } | CustomerResolution;
 
 /** The resolution through an existing customer, whatever found it. */
 export function resolutionFromCustomer(
@@ -399,10 +395,10 @@ function resolveCustomer(facts: SaleFacts, programId: number): Resolution {
   if (facts.customerByKey) return resolutionFromCustomer(facts.customerByKey);
   const click = facts.click;
   if (!click || click.isTest) {
-    return { error: noAttribution("Customer not found. Provide customer_key or click_id.") };
+    return { refusal: { reason: "customer_not_found" } };
   }
   if (click.programId !== programId) {
-    return { error: noAttribution("No affiliate attribution found for this customer in this program") };
+    return { refusal: { reason: "customer_in_other_program" } };
   }
   if (click.customer) return resolutionFromCustomer(click.customer);
   return resolutionFromClick(click, programId);

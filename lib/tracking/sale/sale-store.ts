@@ -1,9 +1,12 @@
 import { type SQL, sql } from "drizzle-orm";
+import { paymentAliases } from "../../../schema/payment-aliases.ts";
 import type { CommissionType } from "../../../schema/programs.ts";
 import { apiKeyRecordFromRow, apiKeyRecordQuery } from "../../auth/program-key.ts";
 import { commissionInsertStatements } from "../../commissions/credit.ts";
 import type { Database } from "../../db/client.ts";
+import { columnName } from "../../db/columns.ts";
 import { textList } from "../../db/sql-lists.ts";
+import { paymentIdsInsert } from "../../sales/payment-ids-insert.ts";
 import { type PaymentNamespace, paymentNamespace } from "../../sales/payment-namespace.ts";
 import { saleWebhooksStatement } from "../../webhooks/outbox-statements.ts";
 import type { RecordedSale, SaleClick, SaleCustomer, SaleDecision, SaleFacts } from "./decide-sale.ts";
@@ -233,16 +236,17 @@ function saleKey(decision: Recorded): SQL {
  */
 function idsInsert(decision: Recorded, ids: readonly string[]): SQL {
   const ns = namespaceOf(decision);
+  const rows = ids.map((alias) => ({
+    programId: decision.sale.programId,
+    namespace: ns,
+    alias,
+    paymentId: decision.sale.processorEventId,
+    saleId: null,
+  }));
+  const t = paymentAliases;
   return sql`
-    insert into payment_aliases (program_id, namespace, alias, payment_id, sale_id)
-    values ${sql.join(
-      ids.map(
-        (id) =>
-          sql`(${decision.sale.programId}::int, ${ns}::text, ${id}::text, ${decision.sale.processorEventId}::text, null::bigint)`,
-      ),
-      sql`, `,
-    )}
-    on conflict (namespace, alias) do nothing`;
+    ${paymentIdsInsert(rows)}
+    on conflict (${columnName(t.namespace)}, ${columnName(t.alias)}) do nothing`;
 }
 
 /**

@@ -1,5 +1,3 @@
-import { type ApiError, badRequest } from "../../errors/api-error.ts";
-
 /** What the one statement of `visit-store.ts` found: the visitor's original click, if any. */
 export interface VisitFacts {
   click: {
@@ -16,7 +14,10 @@ export interface VisitIntent {
   programId: number | null;
 }
 
-export type VisitDecision = { outcome: "refused"; error: ApiError } | { outcome: "recorded" };
+/** The one refusal: no click of the page's program under that id (`visit-outcome-http.ts` words it). */
+export type VisitRefusal = "unknown_click";
+
+export type VisitDecision = { outcome: "refused"; refusal: VisitRefusal } | { outcome: "recorded" };
 
 /**
  * A visit is recorded for a known click (any age: the page view happened; attribution is measured from the
@@ -26,7 +27,7 @@ export type VisitDecision = { outcome: "refused"; error: ApiError } | { outcome:
 export function decideVisit(intent: VisitIntent, facts: VisitFacts): VisitDecision {
   const click = facts.click;
   if (!click || (intent.programId !== null && click.programId !== intent.programId)) {
-    return { outcome: "refused", error: badRequest("Unknown click_id") };
+    return { outcome: "refused", refusal: "unknown_click" };
   }
   return { outcome: "recorded" };
 }

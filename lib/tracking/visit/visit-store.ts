@@ -1,5 +1,10 @@
 import { sql } from "drizzle-orm";
+import { alias } from "drizzle-orm/pg-core";
+import { clickEvents } from "../../../schema/events.ts";
+import { programs } from "../../../schema/programs.ts";
+import { visitEvents } from "../../../schema/visits.ts";
 import type { Database } from "../../db/client.ts";
+import { columnName } from "../../db/columns.ts";
 import type { VisitFacts } from "./decide-visit.ts";
 
 export interface VisitWrite {
@@ -31,29 +36,37 @@ export async function readFactsAndRecordVisit(
   db: Database,
   w: VisitWrite,
 ): Promise<VisitFacts & { recorded: boolean }> {
+  const c = clickEvents;
+  const o = alias(clickEvents, "o");
+  const p = programs;
+  const v = visitEvents;
   const result = await db.execute<VisitRow>(sql`
     with sent as (
-      select coalesce(visitor_click_id, click_id) as click_id
-      from affiliate_click_events
-      where click_id = ${w.clickId}
+      select coalesce(${c.visitorClickId}, ${c.clickId}) as click_id
+      from ${c}
+      where ${c.clickId} = ${w.clickId}
     ),
     click as (
-      select o.click_id, o.program_id, o.partner_id, o.is_test, p.allowed_origins
+      select ${o.clickId} as click_id, ${o.programId} as program_id, ${o.partnerId} as partner_id,
+             ${o.isTest} as is_test, ${p.allowedOrigins} as allowed_origins
       from sent
-      join affiliate_click_events o on o.click_id = sent.click_id
-      join programs p on p.id = o.program_id
+      join ${c} ${o} on ${o.clickId} = sent.click_id
+      join ${p} on ${p.id} = ${o.programId}
     ),
     recorded as (
-      insert into affiliate_visit_events (click_id, program_id, partner_id, url, referrer, is_test, created_at)
+      insert into ${v} (${columnName(v.clickId)}, ${columnName(v.programId)}, ${columnName(v.partnerId)},
+                        ${columnName(v.url)}, ${columnName(v.referrer)}, ${columnName(v.isTest)},
+                        ${columnName(v.createdAt)})
       select click.click_id, click.program_id, click.partner_id, ${w.url}, ${w.referrer}::text,
              click.is_test or ${w.testMode}::boolean, ${w.now.toISOString()}::timestamptz
       from click
       -- bigint: any integer the body may carry compares without an out-of-range error
       where ${w.programId}::bigint is null or click.program_id = ${w.programId}::bigint
-      returning id
+      returning ${v.id}
     )
     select (select row_to_json(click) from click) as click, exists (select 1 from recorded) as recorded
   `);
+
   const row = result.rows[0];
   if (!row) throw new Error("visit statement returned no row");
   const click = row.click;

@@ -1,5 +1,4 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
-import { requireSession } from "../../../../lib/auth/require-session.ts";
 import { createSession, revokeSession } from "../../../../lib/auth/session-store.ts";
 import { clearedSessionCookie, issueSignInToken } from "../../../../lib/auth/sign-in-tokens.ts";
 import {
@@ -9,8 +8,9 @@ import {
 } from "../../../../lib/errors/openapi-responses.ts";
 import type { AppEnv } from "../../../../lib/http/app-env.ts";
 import { errorPolicy } from "../../../../lib/http/dependencies.ts";
+import { rateLimit } from "../../../../lib/http/rate-limit.ts";
+import { requireSession } from "../../../../lib/http/require-session.ts";
 import { readSessionSummary } from "../../../../lib/identity/session-summary.ts";
-import { rateLimit } from "../../../../lib/ratelimit/middleware.ts";
 import { rateLimits } from "../../../../lib/ratelimit/policies.ts";
 
 const sessionErrors = {

@@ -12,10 +12,10 @@ import { badRequest } from "../../../../lib/errors/api-error.ts";
 import { platformErrorResponse, rateLimitedResponse } from "../../../../lib/errors/openapi-responses.ts";
 import type { AppEnv } from "../../../../lib/http/app-env.ts";
 import { errorPolicy } from "../../../../lib/http/dependencies.ts";
+import { rateLimit } from "../../../../lib/http/rate-limit.ts";
 import { personRefusalError } from "../../../../lib/identity/identity-errors.ts";
 import { OAUTH_STATE_LIFETIME_SECONDS } from "../../../../lib/identity/oauth-state-store.ts";
 import { finishSignIn, startSignIn } from "../../../../lib/identity/sign-in-flow.ts";
-import { rateLimit } from "../../../../lib/ratelimit/middleware.ts";
 import { rateLimits } from "../../../../lib/ratelimit/policies.ts";
 import { CLI_LOGIN_COOKIE, cliLoginCookie } from "../cli/login-page.ts";
 

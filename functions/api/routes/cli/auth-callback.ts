@@ -10,8 +10,8 @@ import {
 import type { AppEnv } from "../../../../lib/http/app-env.ts";
 import { limitBody } from "../../../../lib/http/body-limit.ts";
 import { cliErrorPolicy } from "../../../../lib/http/cli-error-policy.ts";
+import { rateLimit } from "../../../../lib/http/rate-limit.ts";
 import { personRefusalError } from "../../../../lib/identity/identity-errors.ts";
-import { rateLimit } from "../../../../lib/ratelimit/middleware.ts";
 import { rateLimits } from "../../../../lib/ratelimit/policies.ts";
 
 const CallbackRequestSchema = z

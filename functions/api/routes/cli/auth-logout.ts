@@ -10,7 +10,7 @@ import {
 } from "../../../../lib/errors/openapi-responses.ts";
 import type { AppEnv } from "../../../../lib/http/app-env.ts";
 import { cliErrorPolicy } from "../../../../lib/http/cli-error-policy.ts";
-import { rateLimit } from "../../../../lib/ratelimit/middleware.ts";
+import { rateLimit } from "../../../../lib/http/rate-limit.ts";
 import { rateLimits } from "../../../../lib/ratelimit/policies.ts";
 
 export const authLogoutRoute = createRoute({

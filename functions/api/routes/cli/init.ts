@@ -13,8 +13,8 @@ import {
 import type { AppEnv } from "../../../../lib/http/app-env.ts";
 import { limitBody } from "../../../../lib/http/body-limit.ts";
 import { cliErrorPolicy } from "../../../../lib/http/cli-error-policy.ts";
+import { rateLimit } from "../../../../lib/http/rate-limit.ts";
 import { newProgramFields } from "../../../../lib/programs/new-program-fields.ts";
-import { rateLimit } from "../../../../lib/ratelimit/middleware.ts";
 import { rateLimits } from "../../../../lib/ratelimit/policies.ts";
 
 // The rules (and their exact messages) are judged by the program rules, so the schema accepts any shape.

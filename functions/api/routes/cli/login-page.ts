@@ -2,7 +2,7 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import { badRequest } from "../../../../lib/errors/api-error.ts";
 import type { AppEnv } from "../../../../lib/http/app-env.ts";
 import { errorPolicy } from "../../../../lib/http/dependencies.ts";
-import { rateLimit } from "../../../../lib/ratelimit/middleware.ts";
+import { rateLimit } from "../../../../lib/http/rate-limit.ts";
 import { rateLimits } from "../../../../lib/ratelimit/policies.ts";
 
 /** Carries a command-line login's state through the dashboard sign-in; lives as long as the login session. */

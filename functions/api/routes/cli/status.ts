@@ -1,7 +1,5 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import { requestCredential } from "../../../../lib/auth/request-credential.ts";
-import { requireBearer } from "../../../../lib/auth/require-bearer.ts";
-import { keyRotationNotice } from "../../../../lib/auth/rotation-notice.ts";
 import { StatusResponseSchema } from "../../../../lib/cli/cli-schemas.ts";
 import { getStatus } from "../../../../lib/cli/get-status.ts";
 import { cliKeyMessages } from "../../../../lib/cli/program-key-auth.ts";
@@ -12,8 +10,10 @@ import {
 } from "../../../../lib/errors/openapi-responses.ts";
 import type { AppEnv } from "../../../../lib/http/app-env.ts";
 import { cliErrorPolicy } from "../../../../lib/http/cli-error-policy.ts";
+import { keyRotationNotice } from "../../../../lib/http/key-rotation-notice.ts";
+import { rateLimit } from "../../../../lib/http/rate-limit.ts";
 import { omitRequestIdOn } from "../../../../lib/http/request-id.ts";
-import { rateLimit } from "../../../../lib/ratelimit/middleware.ts";
+import { requireBearer } from "../../../../lib/http/require-bearer.ts";
 import { rateLimits } from "../../../../lib/ratelimit/policies.ts";
 
 export const statusRoute = createRoute({

@@ -3,7 +3,7 @@ import { platformError } from "../../../../lib/errors/api-error.ts";
 import { platformErrorResponse, rateLimitedResponse } from "../../../../lib/errors/openapi-responses.ts";
 import type { AppEnv } from "../../../../lib/http/app-env.ts";
 import { cliErrorPolicy } from "../../../../lib/http/cli-error-policy.ts";
-import { rateLimit } from "../../../../lib/ratelimit/middleware.ts";
+import { rateLimit } from "../../../../lib/http/rate-limit.ts";
 import { rateLimits } from "../../../../lib/ratelimit/policies.ts";
 
 export const stripeConnectMessage =

@@ -1,7 +1,5 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import { requestCredential } from "../../../../lib/auth/request-credential.ts";
-import { requireBearer } from "../../../../lib/auth/require-bearer.ts";
-import { keyRotationNotice } from "../../../../lib/auth/rotation-notice.ts";
 import { TestEventRequestSchema, TestEventResponseSchema } from "../../../../lib/cli/cli-schemas.ts";
 import { cliKeyMessages } from "../../../../lib/cli/program-key-auth.ts";
 import {
@@ -20,7 +18,9 @@ import {
 import type { AppEnv } from "../../../../lib/http/app-env.ts";
 import { limitBody } from "../../../../lib/http/body-limit.ts";
 import { cliErrorPolicy, cliFailurePolicy } from "../../../../lib/http/cli-error-policy.ts";
-import { rateLimit } from "../../../../lib/ratelimit/middleware.ts";
+import { keyRotationNotice } from "../../../../lib/http/key-rotation-notice.ts";
+import { rateLimit } from "../../../../lib/http/rate-limit.ts";
+import { requireBearer } from "../../../../lib/http/require-bearer.ts";
 import { rateLimits } from "../../../../lib/ratelimit/policies.ts";
 import { inProcessTracking } from "../tracking/in-process-tracking.ts";
 

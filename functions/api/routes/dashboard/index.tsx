@@ -8,10 +8,10 @@ import {
 } from "../../../../lib/dashboard/page/load-program-page.ts";
 import type { AppEnv } from "../../../../lib/http/app-env.ts";
 import { errorPolicy } from "../../../../lib/http/dependencies.ts";
+import { rateLimit } from "../../../../lib/http/rate-limit.ts";
 import { ACCOUNT_BLOCKED_MESSAGE } from "../../../../lib/identity/identity-errors.ts";
 import { readSessionSummary } from "../../../../lib/identity/session-summary.ts";
 import { listMyPrograms } from "../../../../lib/programs/list-my-programs.ts";
-import { rateLimit } from "../../../../lib/ratelimit/middleware.ts";
 import { rateLimits } from "../../../../lib/ratelimit/policies.ts";
 import {
   DASHBOARD_ASSETS_VERSION,

@@ -6,8 +6,6 @@ import { readKeyAndReach } from "../../../../lib/analytics/analytics-store.ts";
 import { readAnalytics } from "../../../../lib/analytics/read-analytics.ts";
 import { evaluateApiKey, type KeyMessages, readinessKeyMessages } from "../../../../lib/auth/program-key.ts";
 import { requestCredential } from "../../../../lib/auth/request-credential.ts";
-import { requireBearer } from "../../../../lib/auth/require-bearer.ts";
-import { keyRotationNotice } from "../../../../lib/auth/rotation-notice.ts";
 import { platformError } from "../../../../lib/errors/api-error.ts";
 import {
   okResponse,
@@ -16,7 +14,9 @@ import {
 } from "../../../../lib/errors/openapi-responses.ts";
 import type { AppEnv } from "../../../../lib/http/app-env.ts";
 import { errorPolicy } from "../../../../lib/http/dependencies.ts";
-import { rateLimit } from "../../../../lib/ratelimit/middleware.ts";
+import { keyRotationNotice } from "../../../../lib/http/key-rotation-notice.ts";
+import { rateLimit } from "../../../../lib/http/rate-limit.ts";
+import { requireBearer } from "../../../../lib/http/require-bearer.ts";
 import { rateLimits } from "../../../../lib/ratelimit/policies.ts";
 
 /** Readiness's wording, in the platform envelope like the rest of this route's errors. */

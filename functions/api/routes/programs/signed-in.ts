@@ -1,15 +1,13 @@
 import { z } from "@hono/zod-openapi";
-import { createMiddleware } from "hono/factory";
-import { requireSession } from "../../../../lib/auth/require-session.ts";
 import {
   okResponse,
   payloadTooLargeResponse,
   platformErrorResponse,
   rateLimitedResponse,
 } from "../../../../lib/errors/openapi-responses.ts";
-import type { AppEnv } from "../../../../lib/http/app-env.ts";
 import { errorPolicy } from "../../../../lib/http/dependencies.ts";
-import { rateLimit } from "../../../../lib/ratelimit/middleware.ts";
+import { rateLimitByMethod } from "../../../../lib/http/rate-limit-by-method.ts";
+import { requireSession } from "../../../../lib/http/require-session.ts";
 import type { RateLimitPolicy } from "../../../../lib/ratelimit/types.ts";
 
 /**
@@ -17,14 +15,7 @@ import type { RateLimitPolicy } from "../../../../lib/ratelimit/types.ts";
  * (Bearer or the page's cookie), never a program API key; a rate limit per token, chosen by method.
  */
 export function signedIn(policies: Partial<Record<string, RateLimitPolicy>> & { default: RateLimitPolicy }) {
-  const limiters = new Map(
-    Object.entries(policies).map(([method, policy]) => [method, rateLimit(policy as RateLimitPolicy)]),
-  );
-  const byMethod = createMiddleware<AppEnv>(async (c, next) => {
-    const limiter = limiters.get(c.req.method) ?? limiters.get("default");
-    return limiter!(c, next);
-  });
-  return [errorPolicy("Internal server error"), byMethod, requireSession] as const;
+  return [errorPolicy("Internal server error"), rateLimitByMethod(policies), requireSession] as const;
 }
 
 export const ProgramIdParam = z.object({

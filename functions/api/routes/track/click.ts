@@ -11,9 +11,10 @@ import type { AppEnv } from "../../../../lib/http/app-env.ts";
 import { limitBody } from "../../../../lib/http/body-limit.ts";
 import { browserCors } from "../../../../lib/http/cors.ts";
 import { errorPolicy } from "../../../../lib/http/dependencies.ts";
+import { rateLimit } from "../../../../lib/http/rate-limit.ts";
 import { newClickId } from "../../../../lib/ids.ts";
-import { rateLimit } from "../../../../lib/ratelimit/middleware.ts";
 import { rateLimits } from "../../../../lib/ratelimit/policies.ts";
+import { clickRefusalError } from "../../../../lib/tracking/click/click-outcome-http.ts";
 import {
   ClickRequestSchema,
   ClickResponseSchema,
@@ -97,7 +98,7 @@ export function registerClick(app: OpenAPIHono<AppEnv>): void {
     const decision = decideClick(intent, facts);
     if (decision.outcome === "refused") {
       if (facts.recorded) throw new Error("click recorded although the rules refused it");
-      throw decision.error;
+      throw clickRefusalError(decision.refusal);
     }
     if (!facts.recorded) throw new Error("click rules accepted a click the statement did not record");
     return c.json(

@@ -7,7 +7,7 @@ import {
 import type { AppEnv } from "../../../../lib/http/app-env.ts";
 import { errorPolicy } from "../../../../lib/http/dependencies.ts";
 import { publicCors } from "../../../../lib/http/public-cors.ts";
-import { rateLimit } from "../../../../lib/ratelimit/middleware.ts";
+import { rateLimit } from "../../../../lib/http/rate-limit.ts";
 import { rateLimits } from "../../../../lib/ratelimit/policies.ts";
 import { ConfigQuerySchema, ConfigResponseSchema } from "../../../../lib/tracking/config/config-request.ts";
 import { readTrackerConfig } from "../../../../lib/tracking/config/config-store.ts";

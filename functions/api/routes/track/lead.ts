@@ -1,7 +1,6 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { sha256Hex } from "../../../../lib/auth/api-keys.ts";
 import { parseBearer } from "../../../../lib/auth/bearer.ts";
-import { keyRotationNotice } from "../../../../lib/auth/rotation-notice.ts";
 import { withConflictRetry } from "../../../../lib/db/errors.ts";
 import {
   okResponse,
@@ -13,7 +12,8 @@ import type { AppEnv } from "../../../../lib/http/app-env.ts";
 import { limitBody } from "../../../../lib/http/body-limit.ts";
 import { browserCors } from "../../../../lib/http/cors.ts";
 import { errorPolicy } from "../../../../lib/http/dependencies.ts";
-import { rateLimit } from "../../../../lib/ratelimit/middleware.ts";
+import { keyRotationNotice } from "../../../../lib/http/key-rotation-notice.ts";
+import { rateLimit } from "../../../../lib/http/rate-limit.ts";
 import { rateLimits } from "../../../../lib/ratelimit/policies.ts";
 import { storedEmail } from "../../../../lib/tracking/email.ts";
 import {
@@ -22,6 +22,7 @@ import {
   precheckLead,
   testLeadBody,
 } from "../../../../lib/tracking/lead/decide-lead.ts";
+import { leadRefusalError } from "../../../../lib/tracking/lead/lead-outcome-http.ts";
 import {
   LeadRequestSchema,
   type LeadResponse,
@@ -111,10 +112,9 @@ export function registerLead(app: OpenAPIHono<AppEnv>): void {
       testMode: body.additional_data?.test_mode === true,
       eventName: present(body.additional_data?.event_name),
       now: clock.now(),
-      docsUrl: config.docsUrl,
     };
     const early = precheckLead(intent);
-    if (early) throw early;
+    if (early) throw leadRefusalError(early, config.docsUrl);
     const keyHash = header.kind === "token" ? await sha256Hex(header.token) : null;
 
     const response: LeadResponse = await withConflictRetry(
@@ -128,7 +128,7 @@ export function registerLead(app: OpenAPIHono<AppEnv>): void {
         const decision = decideLead(intent, facts);
         c.set("keyRotation", decision.rotation ?? undefined);
         if (decision.allowedOrigins) c.set("corsAllowedOrigins", decision.allowedOrigins);
-        if (decision.outcome === "refused") throw decision.error;
+        if (decision.outcome === "refused") throw leadRefusalError(decision.refusal, config.docsUrl);
         const { leadEventId } = await writeLead(db, decision.write);
         return decision.outcome === "test" ? testLeadBody(leadEventId, decision.programId) : decision.body;
       },

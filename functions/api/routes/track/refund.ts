@@ -1,11 +1,8 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import type { z } from "zod";
 import { evaluateApiKey, refundKeyMessages } from "../../../../lib/auth/program-key.ts";
 import { requestCredential } from "../../../../lib/auth/request-credential.ts";
-import { requireBearer } from "../../../../lib/auth/require-bearer.ts";
-import { keyRotationNotice } from "../../../../lib/auth/rotation-notice.ts";
-import { badRequest, platformError } from "../../../../lib/errors/api-error.ts";
+import { badRequest } from "../../../../lib/errors/api-error.ts";
 import {
   okResponse,
   payloadTooLargeResponse,
@@ -15,9 +12,16 @@ import {
 import type { AppEnv } from "../../../../lib/http/app-env.ts";
 import { limitBody } from "../../../../lib/http/body-limit.ts";
 import { errorPolicy } from "../../../../lib/http/dependencies.ts";
+import { keyRotationNotice } from "../../../../lib/http/key-rotation-notice.ts";
+import { rateLimit } from "../../../../lib/http/rate-limit.ts";
+import { requireBearer } from "../../../../lib/http/require-bearer.ts";
 import { publishAfterResponse } from "../../../../lib/notifications/publish.ts";
-import { rateLimit } from "../../../../lib/ratelimit/middleware.ts";
 import { rateLimits } from "../../../../lib/ratelimit/policies.ts";
+import {
+  type RefundBody,
+  refundResponseBody,
+  saleNotFoundError,
+} from "../../../../lib/refunds/refund-outcome-http.ts";
 import { RefundRequestSchema, RefundResponseSchema } from "../../../../lib/refunds/refund-request.ts";
 import { type RefundPlan, refundSale } from "../../../../lib/refunds/refund-sale.ts";
 import { readRefundFacts } from "../../../../lib/refunds/refund-store.ts";
@@ -68,8 +72,6 @@ async function readJson(c: Context<AppEnv>): Promise<{ ok: true; value: unknown 
   }
 }
 
-type RefundBody = z.infer<typeof RefundResponseSchema>;
-
 async function handleRefund(c: Context<AppEnv>) {
   const { db, clock, config } = c.get("deps");
   const credential = await requestCredential(c);
@@ -103,7 +105,7 @@ async function handleRefund(c: Context<AppEnv>) {
       if (!parsed.success) throw badRequest(firstIssueMessage(parsed.error));
       assertStorableText(parsed.data);
       const input = parsed.data;
-      if (!read.facts || !read.parties) throw platformError(404, "Sale not found for transaction_id");
+      if (!read.facts || !read.parties) throw saleNotFoundError();
       const intent = {
         amountCents: input.refund_amount_cents ?? null,
         refundId: input.refund_id ?? null,
@@ -118,44 +120,7 @@ async function handleRefund(c: Context<AppEnv>) {
     { attempts: 32 },
   );
   if ("answer" in result) return c.json(result.answer, 200);
-  const outcome = result.outcome;
-  switch (outcome.status) {
-    case "awaiting_commission":
-      // The sale endpoint answered "Failed to create commission" for this sale and the scheduled repair has
-      // not created it yet: nothing is applied; the spec's retryable 500 (retry with the same refund_id).
-      c.get("log").warn("refund refused: commission awaiting repair", { error_code: "awaiting_commission" });
-      throw platformError(500, "Refund tracking failed");
-    case "skipped":
-      return c.json(
-        {
-          success: true as const,
-          status: "skipped" as const,
-          reason: outcome.reason,
-          commission_id: outcome.commissionId,
-        },
-        200,
-      );
-    case "no_commission":
-      return c.json(
-        {
-          success: true as const,
-          status: "no_commission" as const,
-          message: "Refund recorded; this sale has no commission.",
-        },
-        200,
-      );
-    default: {
-      const response = c.json(
-        {
-          success: true as const,
-          status: outcome.status,
-          deductionAmount: outcome.deductionCents,
-          commission_id: outcome.commissionId,
-        },
-        200,
-      );
-      publishAfterResponse(c, outcome.notifications);
-      return response;
-    }
-  }
+  const response = c.json(refundResponseBody(result.outcome, c.get("log")), 200);
+  if ("notifications" in result.outcome) publishAfterResponse(c, result.outcome.notifications);
+  return response;
 }

@@ -1,9 +1,6 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import { saleKeyMessages } from "../../../../lib/auth/program-key.ts";
 import { requestCredential } from "../../../../lib/auth/request-credential.ts";
-import { requireBearer } from "../../../../lib/auth/require-bearer.ts";
-import { keyRotationNotice } from "../../../../lib/auth/rotation-notice.ts";
-import { platformError } from "../../../../lib/errors/api-error.ts";
 import {
   okResponse,
   payloadTooLargeResponse,
@@ -13,10 +10,12 @@ import {
 import type { AppEnv } from "../../../../lib/http/app-env.ts";
 import { limitBody } from "../../../../lib/http/body-limit.ts";
 import { errorPolicy } from "../../../../lib/http/dependencies.ts";
-import { rateLimit } from "../../../../lib/ratelimit/middleware.ts";
+import { keyRotationNotice } from "../../../../lib/http/key-rotation-notice.ts";
+import { rateLimit } from "../../../../lib/http/rate-limit.ts";
+import { requireBearer } from "../../../../lib/http/require-bearer.ts";
 import { rateLimits } from "../../../../lib/ratelimit/policies.ts";
 import { recordSale } from "../../../../lib/sales/record-sale.ts";
-import type { SaleDecision } from "../../../../lib/tracking/sale/decide-sale.ts";
+import { saleResponseBody } from "../../../../lib/sales/sale-outcome-http.ts";
 import {
   SaleRequestSchema,
   SaleResponseSchema,
@@ -66,49 +65,13 @@ export function registerSale(app: OpenAPIHono<AppEnv>): void {
     const { header, keyHash } = await requestCredential(c);
     const outcome = await recordSale(
       db,
-      { header, keyHash, body: c.req.valid("json"), now: clock.now(), docsUrl: config.docsUrl },
+      { header, keyHash, body: c.req.valid("json"), now: clock.now() },
       c.get("log"),
       (decision, keyFound) => {
         if (keyFound && keyHash) c.set("authenticatedKeyHash", keyHash);
         c.set("keyRotation", decision.rotation ?? undefined);
       },
     );
-    if (outcome.written?.commissionFailed) throw platformError(500, "Failed to create commission");
-    return respond(outcome.decision, outcome.written, c);
+    return c.json(saleResponseBody(outcome, config.docsUrl), 200);
   });
-}
-
-function respond(
-  decision: SaleDecision,
-  ids: { saleId: number; commissionId: number | null } | null,
-  c: Parameters<Parameters<OpenAPIHono<AppEnv>["openapi"]>[1]>[0],
-) {
-  if (decision.outcome === "refused") throw decision.error;
-  if (decision.outcome === "not_attributed") {
-    return c.json(
-      { success: true as const, sale_id: null, commission_id: null, message: decision.message },
-      200,
-    );
-  }
-  if (!ids) throw new Error("recorded sale without ids");
-  if (decision.refuseAfterWrite) throw decision.refuseAfterWrite;
-  if (decision.test) {
-    return c.json(
-      {
-        success: true as const,
-        message: decision.message,
-        data: { eventId: ids.saleId, programId: decision.programId, test_mode: true as const },
-      },
-      200,
-    );
-  }
-  return c.json(
-    {
-      success: true as const,
-      sale_id: ids.saleId,
-      commission_id: ids.commissionId,
-      message: decision.message,
-    },
-    200,
-  );
 }

@@ -9,9 +9,10 @@ import type { AppEnv } from "../../../../lib/http/app-env.ts";
 import { limitBody } from "../../../../lib/http/body-limit.ts";
 import { browserCors } from "../../../../lib/http/cors.ts";
 import { errorPolicy } from "../../../../lib/http/dependencies.ts";
-import { rateLimit } from "../../../../lib/ratelimit/middleware.ts";
+import { rateLimit } from "../../../../lib/http/rate-limit.ts";
 import { rateLimits } from "../../../../lib/ratelimit/policies.ts";
 import { decideVisit } from "../../../../lib/tracking/visit/decide-visit.ts";
+import { visitRefusalError } from "../../../../lib/tracking/visit/visit-outcome-http.ts";
 import { VisitRequestSchema, VisitResponseSchema } from "../../../../lib/tracking/visit/visit-request.ts";
 import { readFactsAndRecordVisit } from "../../../../lib/tracking/visit/visit-store.ts";
 
@@ -60,7 +61,7 @@ export function registerVisit(app: OpenAPIHono<AppEnv>): void {
     const decision = decideVisit({ programId }, facts);
     if (decision.outcome === "refused") {
       if (facts.recorded) throw new Error("visit recorded although the rules refused it");
-      throw decision.error;
+      throw visitRefusalError(decision.refusal);
     }
     if (!facts.recorded) throw new Error("visit rules accepted a visit the statement did not record");
     return c.json({ success: true as const }, 200);

@@ -4,7 +4,6 @@ import {
   programAccessRefused,
   requireProgramMembership,
 } from "../../../../lib/auth/require-program-membership.ts";
-import { requireSession } from "../../../../lib/auth/require-session.ts";
 import { platformError } from "../../../../lib/errors/api-error.ts";
 import {
   payloadTooLargeResponse,
@@ -14,7 +13,8 @@ import {
 import type { AppEnv } from "../../../../lib/http/app-env.ts";
 import { limitBody } from "../../../../lib/http/body-limit.ts";
 import { errorPolicy } from "../../../../lib/http/dependencies.ts";
-import { rateLimit } from "../../../../lib/ratelimit/middleware.ts";
+import { rateLimit } from "../../../../lib/http/rate-limit.ts";
+import { requireSession } from "../../../../lib/http/require-session.ts";
 import type { RateLimitPolicy } from "../../../../lib/ratelimit/types.ts";
 import { assertStorableText } from "../../../../lib/validation/storable-text.ts";
 

@@ -1,8 +1,8 @@
 import { createMiddleware } from "hono/factory";
+import type { KeyMessages } from "../auth/program-key.ts";
+import { requestCredential } from "../auth/request-credential.ts";
 import { platformError, typedError } from "../errors/api-error.ts";
-import type { AppEnv } from "../http/app-env.ts";
-import type { KeyMessages } from "./program-key.ts";
-import { requestCredential } from "./request-credential.ts";
+import type { AppEnv } from "./app-env.ts";
 
 /**
  * Refuses a request whose Authorization header cannot hold a key (absent, not Bearer, empty token) before

@@ -1,11 +1,11 @@
 import { createMiddleware } from "hono/factory";
+import { sha256Hex } from "../auth/api-keys.ts";
+import { parseBearer } from "../auth/bearer.ts";
+import { touchSession } from "../auth/session-store.ts";
+import { cookieValue, isProgramApiKey, SESSION_COOKIE } from "../auth/sign-in-tokens.ts";
 import { platformError } from "../errors/api-error.ts";
-import type { AppEnv } from "../http/app-env.ts";
 import { personRefusalError } from "../identity/identity-errors.ts";
-import { sha256Hex } from "./api-keys.ts";
-import { parseBearer } from "./bearer.ts";
-import { touchSession } from "./session-store.ts";
-import { cookieValue, isProgramApiKey, SESSION_COOKIE } from "./sign-in-tokens.ts";
+import type { AppEnv } from "./app-env.ts";
 
 export const SIGN_IN_REQUIRED = "Sign-in required";
 export const INVALID_SIGN_IN_TOKEN = "Invalid or expired sign-in token";

@@ -1,6 +1,6 @@
 import { createMiddleware } from "hono/factory";
-import type { AppEnv } from "../http/app-env.ts";
-import type { KeyRotation } from "./program-key.ts";
+import type { KeyRotation } from "../auth/program-key.ts";
+import type { AppEnv } from "./app-env.ts";
 
 /** `Deprecation: @<unix seconds>` (RFC 9745), `Sunset: <HTTP-date>` (RFC 8594), `Link: rel="deprecation"`. */
 export function rotationHeaders(rotation: KeyRotation, docsUrl: string): Record<string, string> {

@@ -4,10 +4,10 @@ import { requestCredential } from "../auth/request-credential.ts";
 import { cookieValue, SESSION_COOKIE } from "../auth/sign-in-tokens.ts";
 import { typedError } from "../errors/api-error.ts";
 import { renderError } from "../errors/envelopes.ts";
-import type { AppEnv } from "../http/app-env.ts";
-import { clientIp } from "../http/client-ip.ts";
-import { KnownKeys } from "./known-keys.ts";
-import type { RateLimiter, RateLimitPolicy, RateLimitResult } from "./types.ts";
+import { KnownKeys } from "../ratelimit/known-keys.ts";
+import type { RateLimiter, RateLimitPolicy, RateLimitResult } from "../ratelimit/types.ts";
+import type { AppEnv } from "./app-env.ts";
+import { clientIp } from "./client-ip.ts";
 
 // Per isolate, like the in-memory counts: keys whose hash matched a stored key on a keyed route.
 const authenticatedKeys = new KnownKeys();
