@@ -3,7 +3,7 @@ import { afterAll, beforeAll, inject } from "vitest";
 import type { FaultSpec, FaultState } from "../../dev/sql-faults.ts";
 
 export interface FaultSwitchClient {
-  /** Arms `fault` for this file's round trips only (counted from now). */
+  /** Arms `fault` for this file's round trips only (counted from now, once earlier work has settled). */
   arm(fault: FaultSpec): Promise<void>;
   /** Disarms and tells how many round trips were seen and failed since arming. */
   clear(): Promise<FaultState>;
@@ -48,8 +48,22 @@ export function useFaultSwitch(): FaultSwitchClient {
     return (await response.json()) as FaultState;
   }
 
+  /**
+   * Waits until this isolate has made no round trip for a while: work an earlier request left running (a
+   * queue consumer, a `waitUntil`) must not take the ordinal a fault is armed for.
+   */
+  async function quiescence(): Promise<void> {
+    const deadline = Date.now() + 5_000;
+    let seen = -1;
+    while (seen !== roundTrips && Date.now() < deadline) {
+      seen = roundTrips;
+      await new Promise((resolve) => setTimeout(resolve, 150));
+    }
+  }
+
   return {
     arm: async (fault) => {
+      await quiescence();
       await admin("arm", fault);
     },
     clear: () => admin("clear"),

@@ -1,9 +1,11 @@
+import { SELF } from "cloudflare:test";
 import { sql } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
 import { createApp } from "../../functions/api/app.ts";
 import { cli, loginTokenFor } from "./cli-harness.ts";
 import {
   anotherToken,
+  BASE,
   call,
   type LooseJson,
   type Person,
@@ -11,7 +13,7 @@ import {
   SAME_ORIGIN,
   signInPerson,
 } from "./dashboard-tracking-helpers.ts";
-import { db, type ProgramFixture, postJson } from "./harness.ts";
+import { db, freshIp, type ProgramFixture, postJson } from "./harness.ts";
 import { addMember } from "./program-admin-harness.ts";
 import { click, sale, txn } from "./sale-harness.ts";
 
@@ -31,6 +33,7 @@ interface Victim {
   saleId: number;
   commissionId: number;
   linkId: number;
+  webhookEndpointId: number;
 }
 
 let a: Victim;
@@ -132,15 +135,67 @@ function programRoutes(attack: Attack, who: () => Person): Row[] {
       "POST",
       () => `/api/tracking/run-verification/${a.program.programId}`,
     ],
+    ["GET /api/v1/programs/:id/webhooks", "GET", () => `${base()}/webhooks`],
+    [
+      "POST /api/v1/programs/:id/webhooks",
+      "POST",
+      () => `${base()}/webhooks`,
+      () => ({ url: "https://hooks.attacker.example/steal", events: ["sale.created"] }),
+    ],
+    [
+      "PATCH /api/v1/programs/:id/webhooks/:endpointId",
+      "PATCH",
+      () => `${base()}/webhooks/${a.webhookEndpointId}`,
+      () => ({ url: "https://hooks.attacker.example/steal" }),
+    ],
+    [
+      "DELETE /api/v1/programs/:id/webhooks/:endpointId",
+      "DELETE",
+      () => `${base()}/webhooks/${a.webhookEndpointId}`,
+    ],
+    [
+      "POST /api/v1/programs/:id/webhooks/:endpointId/rotate-secret",
+      "POST",
+      () => `${base()}/webhooks/${a.webhookEndpointId}/rotate-secret`,
+      () => ({}),
+    ],
+    [
+      "POST /api/v1/programs/:id/webhooks/:endpointId/test",
+      "POST",
+      () => `${base()}/webhooks/${a.webhookEndpointId}/test`,
+    ],
+    [
+      "GET /api/v1/programs/:id/webhooks/:endpointId/attempts",
+      "GET",
+      () => `${base()}/webhooks/${a.webhookEndpointId}/attempts`,
+    ],
   ];
-  return rows.map(([route, method, path, body]) => ({
-    route,
-    attack,
-    // Bodies naming A's program are built when the row runs (A exists only then).
-    call: async () => dashboard(method, path(), who, body?.())(),
-    status: 403,
-    error: { message: "You do not have access to this program" },
-  }));
+  return [
+    ...rows.map(([route, method, path, body]) => ({
+      route,
+      attack,
+      // Bodies naming A's program are built when the row runs (A exists only then).
+      call: async () => dashboard(method, path(), who, body?.())(),
+      status: 403,
+      error: { message: "You do not have access to this program" },
+    })),
+    {
+      route: "GET /dashboard",
+      attack,
+      // The page answers HTML: its refusal is the 403 page, and its text is scanned like any answer.
+      call: async () => {
+        const response = await SELF.fetch(`${BASE}/dashboard?program=${a.program.programId}`, {
+          headers: {
+            Cookie: `__Host-affiliate_session=${await session(who())}`,
+            "CF-Connecting-IP": freshIp(),
+          },
+          redirect: "manual",
+        });
+        return { status: response.status, body: { page: await response.text() } };
+      },
+      status: 403,
+    },
+  ];
 }
 
 const rows: Row[] = [
@@ -401,6 +456,8 @@ const TENANTLESS = [
   "GET /api/v1/programs/stripe-connect/callback",
   "GET /openapi.json",
   "GET /docs",
+  "GET /dashboard/signed-out",
+  "GET /dashboard/assets/:file",
 ];
 
 /** The strings of A that no answer to anybody else may hold. */
@@ -472,6 +529,7 @@ async function snapshotOfA(): Promise<string> {
     "partner_balances where program_id = $1",
     "commission_rules where program_id = $1",
     "affiliate_visit_events where program_id = $1",
+    "webhook_endpoints where program_id = $1",
   ];
   const parts: string[] = [];
   for (const from of tables) {
@@ -487,6 +545,17 @@ async function snapshotOfA(): Promise<string> {
 }
 
 let before: string;
+
+/** A's own webhook endpoint, created by A's owner session: the target of the endpoint routes' rows. */
+async function webhookEndpointOf(person: Person, program: ProgramFixture): Promise<number> {
+  const created = await call("POST", `/api/v1/programs/${program.programId}/webhooks`, {
+    token: await session(person),
+    origin: SAME_ORIGIN,
+    body: { url: "https://hooks.brand-a.example/affiliate", events: ["sale.created"] },
+  });
+  expect(created.status).toBe(201);
+  return Number((created.body.data as { endpoint: { id: number } }).endpoint.id);
+}
 
 beforeAll(async () => {
   const personA = await signInPerson();
@@ -518,6 +587,7 @@ beforeAll(async () => {
     saleId: Number(recorded.body.sale_id),
     commissionId: Number(recorded.body.commission_id),
     linkId: Number(link.rows[0]?.id),
+    webhookEndpointId: await webhookEndpointOf(personA, programA),
   };
   const personB = await signInPerson();
   b = { person: personB, program: await programOf(personB), loginToken: await loginTokenFor(personB.userId) };
@@ -554,7 +624,7 @@ describe("tenant isolation: every route against another tenant's ids", () => {
             ...(row.error.code ? { code: row.error.code } : {}),
           },
         });
-      } else {
+      } else if (!row.route.startsWith("GET /dashboard")) {
         expect(answer.status).toBeLessThan(300);
       }
       expectNothingOfA(answer.body, row.echoes?.() ?? []);
