@@ -15,7 +15,7 @@ import { ownerWithProgram } from "./program-admin-harness.ts";
  * refund, a signed provider event carrying a buyer's email, a key regenerate) while everything the workers
  * write to the console (lib/log.ts is the only logger) is captured; the capture holds none of the keys,
  * sign-in tokens, emails, customer keys or click ids used. Keys and sign-in tokens are stored only as
- * SHA-256 hashes. (Raw provider payload retention: test/stripe-events/payload-retention.test.ts.)
+ * SHA-256 hashes. (Raw provider payload retention: test/workers/payload-retention.test.ts.)
  *
  * The API worker (SELF) and the events worker (its default export, called in-process) run in this isolate,
  * so wrapping the console here sees every line they log.
