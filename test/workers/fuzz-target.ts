@@ -181,7 +181,8 @@ export function answerProblems(
   if (status >= 400) {
     const typed =
       status === 429 ||
-      pathname === "/api/v1/programs/me/readiness" ||
+      // Readiness answers in the typed envelope; a method it does not serve is the app's platform 404.
+      (pathname === "/api/v1/programs/me/readiness" && operation !== undefined) ||
       (pathname === "/api/v1/track/click" && status === 410) ||
       error?.code === "api_key_rotation_required";
     if (typed) {
