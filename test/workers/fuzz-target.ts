@@ -181,8 +181,9 @@ export function answerProblems(
   if (status >= 400) {
     const typed =
       status === 429 ||
-      // Readiness answers in the typed envelope; a method it does not serve is the app's platform 404.
-      (pathname === "/api/v1/programs/me/readiness" && operation !== undefined) ||
+      // Readiness (its key check runs for any method) answers typed; a method it does not serve past the
+      // key check is the app's platform 404.
+      (pathname === "/api/v1/programs/me/readiness" && status !== 404) ||
       (pathname === "/api/v1/track/click" && status === 410) ||
       error?.code === "api_key_rotation_required";
     if (typed) {
