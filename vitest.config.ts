@@ -86,6 +86,9 @@ export default defineConfig({
                 STRIPE_API_HOST: inject("stripeConnect").host,
                 STRIPE_API_PORT: String(inject("stripeConnect").port),
                 STRIPE_API_PROTOCOL: "http",
+                // The fuzzers' run count and seed (test/workers/openapi-fuzz.test.ts); unset in CI.
+                FUZZ_RUNS: process.env.FUZZ_RUNS ?? "",
+                FUZZ_SEED: process.env.FUZZ_SEED ?? "",
               },
             },
           })),
@@ -111,7 +114,12 @@ export default defineConfig({
               main: "./functions/stripe-events/index.ts",
               wrangler: { configPath: "./wrangler.stripe-events.toml" },
               miniflare: {
-                bindings: { ...database, STRIPE_WEBHOOK_SECRET: testStripeWebhookSecret },
+                bindings: {
+                  ...database,
+                  STRIPE_WEBHOOK_SECRET: testStripeWebhookSecret,
+                  FUZZ_RUNS: process.env.FUZZ_RUNS ?? "",
+                  FUZZ_SEED: process.env.FUZZ_SEED ?? "",
+                },
                 // The API worker, bundled, consumes the notifications queue the events worker sends to.
                 workers: [await apiAuxWorker(database)],
               },

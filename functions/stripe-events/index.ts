@@ -81,6 +81,18 @@ async function handleWebhook(
     return webhookError(400, "invalid_signature", "Webhook signature verification failed");
   }
 
+  // A signed body that is not an event object (`null`, a list, no id or type) has nothing to process;
+  // reading its fields would throw and answer 500, which the provider retries for days. Found by fuzzing.
+  const shape = event as unknown as { id?: unknown; type?: unknown } | null;
+  if (
+    typeof shape !== "object" ||
+    shape === null ||
+    typeof shape.id !== "string" ||
+    typeof shape.type !== "string"
+  ) {
+    log("warn", "event ignored: the signed body is not an event object");
+    return json(200, { received: true, outcome: "ignored", reason: "not an event object" });
+  }
   const fields = { event_id: event.id, type: event.type, account: event.account ?? null };
   if (!isHandledEventType(event.type)) {
     return json(200, { received: true, outcome: "ignored", reason: "event type not handled" });

@@ -3,6 +3,9 @@ declare global {
   namespace Cloudflare {
     interface Env {
       STRIPE_WEBHOOK_SECRET: string;
+      /** The fuzzer's run count and seed (vitest.config.ts passes them from the environment). */
+      FUZZ_RUNS?: string;
+      FUZZ_SEED?: string;
     }
   }
 }

@@ -51,6 +51,20 @@ describe("events with NUL characters", () => {
     expect((await salesOf(p.programId)).length).toBeLessThanOrEqual(1);
   });
 
+  // Found by the fuzzer (webhook-fuzz.test.ts): a signed `null` answered 500.
+  it.each([
+    ["null", "null"],
+    ["a list", "[]"],
+    ["a number", "1"],
+    ["an object without id", JSON.stringify({ type: "checkout.session.completed" })],
+    ["an object with a numeric id", JSON.stringify({ id: 1, type: "checkout.session.completed" })],
+    ["an object without type", JSON.stringify({ id: "evt_x" })],
+  ])("acknowledges a signed body that is %s as ignored, without a 500", async (_name, body) => {
+    const response = await deliver(body);
+    expect(response.status).toBe(200);
+    expect(response.body).toEqual({ received: true, outcome: "ignored", reason: "not an event object" });
+  });
+
   it("acknowledges an event whose account holds a NUL without claiming it", async () => {
     const p = await connectedProgram();
     const e = event("checkout.session.completed", checkoutSession(), { account: `${p.accountId}${nul}` });

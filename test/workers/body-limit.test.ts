@@ -102,6 +102,10 @@ describe("request body limit (64 KB)", () => {
       },
     });
     expect(response.headers.get("X-Request-ID")).toMatch(/^req_/);
+    // Found by the fuzzer: the 413 came before the limiter and carried no X-RateLimit-* headers.
+    expect(response.headers.get("X-RateLimit-Limit")).toMatch(/^\d+$/);
+    expect(response.headers.get("X-RateLimit-Remaining")).toMatch(/^\d+$/);
+    expect(response.headers.get("X-RateLimit-Reset")).toMatch(/^\d+$/);
     expect(await rowsOf(p.programId)).toBe(before);
   });
 

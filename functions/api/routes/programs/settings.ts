@@ -150,8 +150,9 @@ export const ACCOUNT_TAKEN_MESSAGE = "stripe_account_id is already connected to 
 export function registerProgramSettings(app: OpenAPIHono<AppEnv>): void {
   app.use(
     honoPath,
-    limitBody(),
+    // The limiter (in `signedIn`) first, so a 413 carries the X-RateLimit-* headers like every answer.
     ...signedIn({ default: rateLimits.settingsRead, PATCH: rateLimits.settingsWrite }),
+    limitBody(),
   );
   app.openapi(getSettingsRoute, async (c) => {
     const { db } = c.get("deps");

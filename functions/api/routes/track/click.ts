@@ -65,8 +65,9 @@ export function registerClick(app: OpenAPIHono<AppEnv>): void {
     clickRoute.path,
     errorPolicy("Click tracking failed"),
     browserCors("POST"),
-    limitBody(),
+    // The limiter first, so a 413 carries the X-RateLimit-* headers like every answer of the route.
     rateLimit(rateLimits.click),
+    limitBody(),
   );
   app.openapi(clickRoute, async (c) => {
     const body = c.req.valid("json");

@@ -93,8 +93,9 @@ export function registerLead(app: OpenAPIHono<AppEnv>): void {
     leadRoute.path,
     errorPolicy("Lead tracking failed"),
     browserCors("POST"),
-    limitBody(),
+    // The limiter first, so a 413 carries the X-RateLimit-* headers like every answer of the route.
     rateLimit(rateLimits.lead),
+    limitBody(),
     keyRotationNotice,
   );
   app.openapi(leadRoute, async (c) => {

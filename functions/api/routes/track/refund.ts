@@ -56,8 +56,9 @@ export function registerRefund(app: OpenAPIHono<AppEnv>): void {
   app.use(
     refundRoute.path,
     errorPolicy("Refund tracking failed", true),
-    limitBody(),
+    // The limiter first, so a 413 carries the X-RateLimit-* headers like every answer of the route.
     rateLimit(rateLimits.saleAndRefund),
+    limitBody(),
     keyRotationNotice,
     requireBearer(refundKeyMessages),
   );

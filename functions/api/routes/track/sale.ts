@@ -55,8 +55,9 @@ export function registerSale(app: OpenAPIHono<AppEnv>): void {
   app.use(
     saleRoute.path,
     errorPolicy("Sale tracking failed", true),
-    limitBody(),
+    // The limiter first, so a 413 carries the X-RateLimit-* headers like every answer of the route.
     rateLimit(rateLimits.saleAndRefund),
+    limitBody(),
     keyRotationNotice,
     requireBearer(saleKeyMessages),
   );

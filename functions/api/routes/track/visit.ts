@@ -42,8 +42,9 @@ export function registerVisit(app: OpenAPIHono<AppEnv>): void {
     visitRoute.path,
     errorPolicy("Visit tracking failed"),
     browserCors("POST"),
-    limitBody(),
+    // The limiter first, so a 413 carries the X-RateLimit-* headers like every answer of the route.
     rateLimit(rateLimits.visit),
+    limitBody(),
   );
   app.openapi(visitRoute, async (c) => {
     const body = c.req.valid("json");

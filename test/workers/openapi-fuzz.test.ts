@@ -1,0 +1,97 @@
+import { SELF } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import fc from "fast-check";
+import { beforeAll, describe, expect, it } from "vitest";
+import { type FuzzRequest, requestArbitrary } from "./fuzz-arbitraries.ts";
+import {
+  answerProblems,
+  type FuzzTarget,
+  fuzzTarget,
+  refusalMayWrite,
+  routedOperation,
+  rowCounts,
+  send,
+} from "./fuzz-target.ts";
+import { loadDocument, type OpenApiDocument, type Operation, operationsOf } from "./openapi-schemas.ts";
+
+/**
+ * Property-based fuzzing of the API worker from its own OpenAPI document: every documented operation gets
+ * requests generated from its schemas and from outside them (see fuzz-arbitraries.ts), with and without a
+ * valid program key or sign-in token. For each answer: never a 5xx, a documented status whose body the
+ * document's schema accepts, the route family's error envelope, the rate-limit and request-id headers, and
+ * for a refusal, no row written (counts of the program's, workspace's and owner's rows before and after).
+ *
+ * CI runs `FUZZ_RUNS` unset: 400 requests (10 per operation). A nightly run sets e.g. FUZZ_RUNS=20000.
+ */
+const runs = Number(env.FUZZ_RUNS) > 0 ? Number(env.FUZZ_RUNS) : 400;
+const seed = Number(env.FUZZ_SEED) || undefined;
+
+let document: OpenApiDocument;
+let operations: Operation[];
+let target: FuzzTarget;
+
+beforeAll(async () => {
+  document = await loadDocument(SELF);
+  // The events worker's route is fuzzed in its own project (test/stripe-events/webhook-fuzz.test.ts).
+  // Signing out and regenerating keys end the fuzzer's own credentials: those operations go last.
+  const ending = (o: Operation) => /sign-out|regenerate|logout/.test(o.path);
+  operations = operationsOf(document)
+    .filter((o) => o.path.startsWith("/api/"))
+    .sort((a, b) => Number(ending(a)) - Number(ending(b)));
+  target = await fuzzTarget();
+});
+
+/** A hang is a failure too, reported with the request that caused it. */
+async function within<T>(work: Promise<T>, what: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer in 10 s: ${what}`)), 10_000);
+  });
+  try {
+    return await Promise.race([work, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function holds(request: FuzzRequest): Promise<void> {
+  const before = await within(rowCounts(target), "counting rows before");
+  const answer = await within(send(request), `answering ${request.shape}`);
+  const problems = answerProblems(document, operations, request.method, request.url, answer);
+  const operation = routedOperation(operations, request.method, new URL(request.url).pathname);
+  const route = operation ? `${operation.method} ${operation.path}` : "unrouted";
+  if (answer.status >= 400 && !refusalMayWrite(route, answer.status, answer.body)) {
+    const after = await within(rowCounts(target), `counting rows after ${request.shape}`);
+    const written = Object.keys(after).filter((k) => after[k] !== before[k]);
+    if (written.length) problems.push(`refused with ${answer.status} but wrote ${written.join(", ")}`);
+  }
+  if (problems.length) {
+    throw new Error(
+      `${request.shape}\n  -> ${answer.status} ${answer.text.slice(0, 300)}\n  ${problems.join("\n  ")}`,
+    );
+  }
+}
+
+describe("fuzzing the API worker from its OpenAPI document", () => {
+  it(
+    `holds its properties over ${runs} generated requests, spread over every documented /api operation`,
+    async () => {
+      expect(operations.length).toBeGreaterThan(30);
+      const perOperation = Math.ceil(runs / operations.length);
+      const failures: string[] = [];
+      for (const operation of operations) {
+        const arbitrary = requestArbitrary(document, [operation], target.known, target.credentials);
+        const result = await fc.check(fc.asyncProperty(arbitrary, holds), {
+          numRuns: perOperation,
+          seed,
+          endOnFailure: true,
+        });
+        if (result.failed) {
+          failures.push(`seed ${result.seed}: ${String(result.errorInstance).replace(/^Error: /, "")}`);
+        }
+      }
+      expect(failures).toEqual([]);
+    },
+    Math.max(120_000, runs * 1_000),
+  );
+});
