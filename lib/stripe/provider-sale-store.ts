@@ -130,7 +130,10 @@ function clickFrom(value: unknown): ProviderClick | null {
           customerKey: fromDriverOrNull(l.customerKey, lead.customer_key),
           email:
             lead.email_hash && lead.email_masked
-              ? { hash: String(lead.email_hash), masked: String(lead.email_masked) }
+              ? {
+                  hash: fromDriver(l.emailHash, lead.email_hash),
+                  masked: fromDriver(l.emailMasked, lead.email_masked),
+                }
               : null,
           createdAt: fromDriver(l.createdAt, lead.created_at),
           keyHeld: lead.key_held === true,
