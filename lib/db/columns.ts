@@ -15,3 +15,13 @@ export function columnName(column: AnyColumn): SQL {
 export function fromDriver<C extends AnyColumn>(column: C, value: unknown): C["_"]["data"] {
   return column.mapFromDriverValue(value) as C["_"]["data"];
 }
+
+/** `fromDriver` for a column that may be null (SQL null, or a key absent from a JSON row, reads as null). */
+export function fromDriverOrNull<C extends AnyColumn>(column: C, value: unknown): C["_"]["data"] | null {
+  return value === null || value === undefined ? null : fromDriver(column, value);
+}
+
+/** Bare column names joined by commas: an insert's column list, a multi-column `on conflict` target. */
+export function columnList(...columns: AnyColumn[]): SQL {
+  return sql.join(columns.map(columnName), sql`, `);
+}

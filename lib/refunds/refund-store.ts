@@ -1,12 +1,13 @@
 import { type SQL, sql } from "drizzle-orm";
 import { alias } from "drizzle-orm/pg-core";
+import { balanceLedger, partnerBalances, withdrawals } from "../../schema/balances.ts";
 import { type CommissionStatus, commissions, refunds } from "../../schema/commissions.ts";
 import { saleEvents } from "../../schema/events.ts";
 import { paymentAliases } from "../../schema/payment-aliases.ts";
 import { programApiKeys, programs } from "../../schema/programs.ts";
 import { type ApiKeyRecord, apiKeyRecordFromRow, apiKeyRecordQuery } from "../auth/program-key.ts";
 import type { Database } from "../db/client.ts";
-import { fromDriver } from "../db/columns.ts";
+import { columnList, columnName, fromDriver } from "../db/columns.ts";
 import { commissionRefundedWebhookStatement } from "../webhooks/outbox-statements.ts";
 import type { RefundFacts, RefundWrite } from "./decide-refund.ts";
 
@@ -136,18 +137,30 @@ export async function writeRefund(
   now: Date,
 ): Promise<{ refundRowId: number }> {
   const at = now.toISOString();
-  const refundRow = sql`(select id from refunds where sale_id = ${w.saleId}::bigint and idempotency_key = ${w.idempotencyKey})`;
+  const sale = saleEvents;
+  const refundRow = sql`(select ${refunds.id} from ${refunds} where ${refunds.saleId} = ${w.saleId}::bigint and ${refunds.idempotencyKey} = ${w.idempotencyKey})`;
   const statements: SQL[] = [
     sql`
       with updated as (
-        update affiliate_sale_events set refunded_cents = ${w.newRefundedCents}::bigint
-        where id = ${w.saleId}::bigint and refunded_cents = ${w.expectedRefundedCents}::bigint
-          and not needs_commission
-        returning id)
+        update ${sale} set ${columnName(sale.refundedCents)} = ${w.newRefundedCents}::bigint
+        where ${sale.id} = ${w.saleId}::bigint and ${sale.refundedCents} = ${w.expectedRefundedCents}::bigint
+          and not ${sale.needsCommission}
+        returning ${sale.id})
       select guard(exists (select 1 from updated), 'sale refunded meanwhile, or awaiting its commission')`,
     sql`
-      insert into refunds (sale_id, commission_id, idempotency_key, refund_id, requested_cents, amount_cents,
-                           refunded_total_cents, deduction_cents, reason, refund_reason, created_at)
+      insert into ${refunds} (${columnList(
+        refunds.saleId,
+        refunds.commissionId,
+        refunds.idempotencyKey,
+        refunds.refundId,
+        refunds.requestedCents,
+        refunds.amountCents,
+        refunds.refundedTotalCents,
+        refunds.deductionCents,
+        refunds.reason,
+        refunds.refundReason,
+        refunds.createdAt,
+      )})
       values (${w.saleId}::bigint, ${w.commission?.id ?? null}::bigint, ${w.idempotencyKey}, ${w.refundId}::text,
               ${requestedCents}::bigint, ${w.appliedCents}::bigint, ${w.newRefundedCents}::bigint,
               ${w.commission?.balanceDeductionCents ?? 0}::bigint, ${w.reason}, ${w.recordedReason},
@@ -157,14 +170,16 @@ export async function writeRefund(
   if (c) {
     statements.push(sql`
       with updated as (
-        update commissions
-        set status = ${c.status}, deducted_cents = ${c.newDeductedCents}::bigint, refund_reason = ${w.recordedReason},
-            needs_manual_review = needs_manual_review or ${c.flagForReview}::boolean,
+        update ${m}
+        set ${columnName(m.status)} = ${c.status}, ${columnName(m.deductedCents)} = ${c.newDeductedCents}::bigint,
+            ${columnName(m.refundReason)} = ${w.recordedReason},
+            ${columnName(m.needsManualReview)} = ${m.needsManualReview} or ${c.flagForReview}::boolean,
             -- Leaving status 'paid' must not lose the payout: later refunds of it are flagged as well.
-            paid_out_at = case when status = 'paid' then coalesce(paid_out_at, ${at}::timestamptz) else paid_out_at end,
-            version = version + 1, updated_at = ${at}::timestamptz
-        where id = ${c.id}::bigint and version = ${c.expectedVersion}::int
-        returning id)
+            ${columnName(m.paidOutAt)} =
+              case when ${m.status} = 'paid' then coalesce(${m.paidOutAt}, ${at}::timestamptz) else ${m.paidOutAt} end,
+            ${columnName(m.version)} = ${m.version} + 1, ${columnName(m.updatedAt)} = ${at}::timestamptz
+        where ${m.id} = ${c.id}::bigint and ${m.version} = ${c.expectedVersion}::int
+        returning ${m.id})
       select guard(exists (select 1 from updated), 'commission changed meanwhile')`);
     if (c.balanceDeductionCents > 0)
       statements.push(...deductFromBalance(c.id, c.balanceDeductionCents, refundRow, at));
@@ -172,7 +187,7 @@ export async function writeRefund(
   }
   statements.push(sql`select ${refundRow} as refund_id`);
   const results = await db.batch(statements.map((s) => db.execute(s)) as [ReturnType<Database["execute"]>]);
-  return { refundRowId: Number(results[results.length - 1]?.rows[0]?.refund_id) };
+  return { refundRowId: fromDriver(refunds.id, results[results.length - 1]?.rows[0]?.refund_id) };
 }
 
 /**
@@ -180,38 +195,57 @@ export async function writeRefund(
  * (it may go negative), then open withdrawals reduced, oldest kept first, so together they fit the balance.
  */
 function deductFromBalance(commissionId: number, cents: number, refundRow: SQL, at: string): SQL[] {
-  const owner = sql`select program_id, partner_id, currency from commissions where id = ${commissionId}::bigint`;
+  // The commission's owner, as `o` with the commission's own column names (program_id, partner_id, currency).
+  const owner = sql`select ${m.programId}, ${m.partnerId}, ${m.currency} from ${m} where ${m.id} = ${commissionId}::bigint`;
+  const ownerProgram = sql`o.${columnName(m.programId)}`;
+  const ownerPartner = sql`o.${columnName(m.partnerId)}`;
+  const ownerCurrency = sql`o.${columnName(m.currency)}`;
+  const l = balanceLedger;
+  const pb = partnerBalances;
+  const b = alias(partnerBalances, "b");
+  const wd = alias(withdrawals, "w");
   return [
     sql`
-      insert into balance_ledger (program_id, partner_id, currency, amount_cents, cause, commission_id, refund_id, created_at)
-      select program_id, partner_id, currency, ${-cents}::bigint, 'refund_deduction', ${commissionId}::bigint,
-             ${refundRow}, ${at}::timestamptz
+      insert into ${l} (${columnList(
+        l.programId,
+        l.partnerId,
+        l.currency,
+        l.amountCents,
+        l.cause,
+        l.commissionId,
+        l.refundId,
+        l.createdAt,
+      )})
+      select ${ownerProgram}, ${ownerPartner}, ${ownerCurrency}, ${-cents}::bigint, 'refund_deduction',
+             ${commissionId}::bigint, ${refundRow}, ${at}::timestamptz
       from (${owner}) o`,
     sql`
-      insert into partner_balances (program_id, partner_id, currency, balance_cents, updated_at)
-      select program_id, partner_id, currency, ${-cents}::bigint, ${at}::timestamptz from (${owner}) o
-      on conflict (program_id, partner_id, currency) do update
-        set balance_cents = partner_balances.balance_cents + excluded.balance_cents, updated_at = excluded.updated_at`,
+      insert into ${pb} (${columnList(pb.programId, pb.partnerId, pb.currency, pb.balanceCents, pb.updatedAt)})
+      select ${ownerProgram}, ${ownerPartner}, ${ownerCurrency}, ${-cents}::bigint, ${at}::timestamptz
+      from (${owner}) o
+      on conflict (${columnList(pb.programId, pb.partnerId, pb.currency)}) do update
+        set ${columnName(pb.balanceCents)} = ${pb.balanceCents} + excluded.${columnName(pb.balanceCents)},
+            ${columnName(pb.updatedAt)} = excluded.${columnName(pb.updatedAt)}`,
     sql`
       with owner as (${owner}),
       balance as (
-        select greatest(b.balance_cents, 0) as available
-        from partner_balances b, owner o
-        where b.program_id = o.program_id and b.partner_id = o.partner_id and b.currency = o.currency),
+        select greatest(${b.balanceCents}, 0) as available
+        from ${partnerBalances} ${b}, owner o
+        where ${b.programId} = ${ownerProgram} and ${b.partnerId} = ${ownerPartner} and ${b.currency} = ${ownerCurrency}),
       open as (
-        select w.id, w.amount_cents,
-               sum(w.amount_cents) over (order by w.created_at, w.id) - w.amount_cents as before
-        from withdrawals w, owner o
-        where w.program_id = o.program_id and w.partner_id = o.partner_id and w.currency = o.currency
-          and w.status = 'open'),
+        select ${wd.id} as id, ${wd.amountCents} as amount_cents,
+               sum(${wd.amountCents}) over (order by ${wd.createdAt}, ${wd.id}) - ${wd.amountCents} as before
+        from ${withdrawals} ${wd}, owner o
+        where ${wd.programId} = ${ownerProgram} and ${wd.partnerId} = ${ownerPartner}
+          and ${wd.currency} = ${ownerCurrency} and ${wd.status} = 'open'),
       fitted as (
         select open.id, least(open.amount_cents, greatest(0, balance.available - open.before)) as amount
         from open, balance)
-      update withdrawals w
-      set amount_cents = fitted.amount,
-          status = case when fitted.amount = 0 then 'cancelled' else w.status end,
-          updated_at = ${at}::timestamptz
+      update ${withdrawals} ${wd}
+      set ${columnName(wd.amountCents)} = fitted.amount,
+          ${columnName(wd.status)} = case when fitted.amount = 0 then 'cancelled' else ${wd.status} end,
+          ${columnName(wd.updatedAt)} = ${at}::timestamptz
       from fitted
-      where w.id = fitted.id and fitted.amount <> w.amount_cents`,
+      where ${wd.id} = fitted.id and fitted.amount <> ${wd.amountCents}`,
   ];
 }

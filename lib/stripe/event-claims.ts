@@ -1,5 +1,8 @@
 import { sql } from "drizzle-orm";
+import { programs } from "../../schema/programs.ts";
+import { stripeEvents } from "../../schema/stripe-events.ts";
 import type { Database } from "../db/client.ts";
+import { columnList, columnName, fromDriver } from "../db/columns.ts";
 
 /** A claim older than this is taken as abandoned (the worker died mid-way) and may be claimed again. */
 export const claimLeaseMs = 5 * 60_000;
@@ -26,27 +29,45 @@ export async function claimEvent(
 ): Promise<Claim> {
   const at = e.now.toISOString();
   const leaseStart = new Date(e.now.getTime() - claimLeaseMs).toISOString();
+  const t = stripeEvents;
+  const p = programs;
+  const excluded = (column: typeof t.claimedAt | typeof t.payload) => sql`excluded.${columnName(column)}`;
   const result = await db.execute(sql`
-    with program as (select id from programs where stripe_account_id = ${e.accountId}),
+    with program as (select ${p.id} as id from ${p} where ${p.stripeAccountId} = ${e.accountId}),
     claimed as (
-      insert into stripe_events
-        (event_id, type, account_id, program_id, livemode, status, attempts, claimed_at, payload)
+      insert into ${t}
+        (${columnList(
+          t.eventId,
+          t.type,
+          t.accountId,
+          t.programId,
+          t.livemode,
+          t.status,
+          t.attempts,
+          t.claimedAt,
+          t.payload,
+        )})
       select ${e.eventId}, ${e.type}, ${e.accountId}, program.id, ${e.livemode}::boolean, 'claimed', 1,
              ${at}::timestamptz, ${e.payload}::text
       from program
-      on conflict (event_id) do update
-        set status = 'claimed', claimed_at = excluded.claimed_at, attempts = stripe_events.attempts + 1,
-            last_error = null, payload = coalesce(stripe_events.payload, excluded.payload)
-        where stripe_events.status = 'failed'
-           or (stripe_events.status = 'claimed' and stripe_events.claimed_at < ${leaseStart}::timestamptz)
-      returning program_id, attempts)
+      on conflict (${columnName(t.eventId)}) do update
+        set ${columnName(t.status)} = 'claimed', ${columnName(t.claimedAt)} = ${excluded(t.claimedAt)},
+            ${columnName(t.attempts)} = ${t.attempts} + 1, ${columnName(t.lastError)} = null,
+            ${columnName(t.payload)} = coalesce(${t.payload}, ${excluded(t.payload)})
+        where ${t.status} = 'failed'
+           or (${t.status} = 'claimed' and ${t.claimedAt} < ${leaseStart}::timestamptz)
+      returning ${t.programId} as program_id, ${t.attempts} as attempts)
     select (select id from program) as program_id,
            (select attempts from claimed) as attempts,
-           (select status from stripe_events where event_id = ${e.eventId}) as status`);
+           (select ${t.status} from ${t} where ${t.eventId} = ${e.eventId}) as status`);
   const row = result.rows[0];
   if (!row || row.program_id === null) return { kind: "unknown_account" };
   if (row.attempts !== null) {
-    return { kind: "claimed", programId: Number(row.program_id), attempts: Number(row.attempts) };
+    return {
+      kind: "claimed",
+      programId: fromDriver(p.id, row.program_id),
+      attempts: fromDriver(t.attempts, row.attempts),
+    };
   }
   // Not claimed: completed before, or claimed by a delivery that is still within its lease (including one
   // that committed after this statement's snapshot, which then shows no status at all).
@@ -60,10 +81,12 @@ export async function completeEvent(
   outcome: string,
   now: Date,
 ): Promise<void> {
+  const t = stripeEvents;
   await db.execute(sql`
-    update stripe_events
-    set status = 'completed', completed_at = ${now.toISOString()}::timestamptz, outcome = ${outcome}
-    where event_id = ${eventId} and status = 'claimed' and attempts = ${attempts}::int`);
+    update ${t}
+    set ${columnName(t.status)} = 'completed', ${columnName(t.completedAt)} = ${now.toISOString()}::timestamptz,
+        ${columnName(t.outcome)} = ${outcome}
+    where ${t.eventId} = ${eventId} and ${t.status} = 'claimed' and ${t.attempts} = ${attempts}::int`);
 }
 
 /** Best effort: a claim that cannot be marked failed is re-claimable anyway once its lease ends. */
@@ -73,7 +96,8 @@ export async function failEvent(
   attempts: number,
   error: string,
 ): Promise<void> {
+  const t = stripeEvents;
   await db.execute(sql`
-    update stripe_events set status = 'failed', last_error = ${error.slice(0, 1000)}
-    where event_id = ${eventId} and status = 'claimed' and attempts = ${attempts}::int`);
+    update ${t} set ${columnName(t.status)} = 'failed', ${columnName(t.lastError)} = ${error.slice(0, 1000)}
+    where ${t.eventId} = ${eventId} and ${t.status} = 'claimed' and ${t.attempts} = ${attempts}::int`);
 }

@@ -1,7 +1,9 @@
 import { sql } from "drizzle-orm";
+import { alias } from "drizzle-orm/pg-core";
+import { saleEvents } from "../../schema/events.ts";
 import { paymentAliases } from "../../schema/payment-aliases.ts";
 import type { Database } from "../db/client.ts";
-import { columnName } from "../db/columns.ts";
+import { columnName, fromDriver } from "../db/columns.ts";
 import { textList } from "../db/sql-lists.ts";
 import { paymentIdsInsert } from "../sales/payment-ids-insert.ts";
 import { type PaymentNamespace, paymentNamespace } from "../sales/payment-namespace.ts";
@@ -34,10 +36,13 @@ export type InvoicePaymentDecision =
    */
   | { action: "duplicate"; keep: AliasedSale; reverse: AliasedSale | null };
 
+const s = alias(saleEvents, "s");
+const a = alias(paymentAliases, "a");
+
 function saleFrom(value: unknown): AliasedSale | null {
   if (!value || typeof value !== "object") return null;
   const r = value as Row;
-  return { id: Number(r.id), source: String(r.source) };
+  return { id: fromDriver(s.id, r.id), source: fromDriver(s.source, r.source) };
 }
 
 /** One round trip: the program's sale recorded under (or aliased by) the invoice id, and the payment's. */
@@ -48,12 +53,13 @@ export async function readInvoicePaymentFacts(
 ): Promise<InvoicePaymentFacts> {
   const ns = paymentNamespace(!payment.livemode, programId);
   const saleOf = (ids: string[]) => sql`(select row_to_json(x) from (
-      select s.id, s.source from affiliate_sale_events s
-      where s.program_id = ${programId}::int
-        and (s.processor_event_id in ${textList(ids)} and s.id_namespace = ${ns}::text
-             or s.id in (select a.sale_id from payment_aliases a
-                         where a.namespace = ${ns}::text and a.alias in ${textList(ids)} and a.sale_id is not null))
-      order by s.id limit 1) x)`;
+      select ${s.id} as id, ${s.source} as source from ${saleEvents} ${s}
+      where ${s.programId} = ${programId}::int
+        and (${s.processorEventId} in ${textList(ids)} and ${s.idNamespace} = ${ns}::text
+             or ${s.id} in (select ${a.saleId} from ${paymentAliases} ${a}
+                            where ${a.namespace} = ${ns}::text and ${a.alias} in ${textList(ids)}
+                              and ${a.saleId} is not null))
+      order by ${s.id} limit 1) x)`;
   const result = await db.execute(sql`
     select ${saleOf([payment.invoiceId])} as invoice_sale, ${saleOf(payment.paymentIds)} as payment_sale`);
   const row = result.rows[0] ?? {};

@@ -1,4 +1,3 @@
-import { sql } from "drizzle-orm";
 import type { Database } from "../db/client.ts";
 import { withConflictRetry } from "../db/errors.ts";
 import { rootLogger, scalarFields } from "../log.ts";
@@ -33,6 +32,7 @@ import {
   type ReversalResult,
   readReversalFacts,
   reversalResultOf,
+  reversalSaleById,
 } from "./provider-reversals.ts";
 import { readProviderSaleFacts } from "./provider-sale-store.ts";
 import {
@@ -357,7 +357,7 @@ async function reverseDuplicate(
   now: Date,
 ): Promise<{ outcome: string; notifications: NotificationMessage[] }> {
   const result = await refundSale(db, now, async (): Promise<RefundPlan<"no_sale">> => {
-    const read = await readReversalFacts(db, programId, sql`s.id = ${duplicate.id}::bigint`);
+    const read = await readReversalFacts(db, programId, reversalSaleById(duplicate.id));
     if (!read.sale) return { answer: "no_sale" };
     const refundReason = `duplicate of sale ${keep.id} (the same payment)`;
     return {

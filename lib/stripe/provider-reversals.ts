@@ -1,12 +1,23 @@
 import { type SQL, sql } from "drizzle-orm";
+import { alias } from "drizzle-orm/pg-core";
+import { saleEvents } from "../../schema/events.ts";
+import { paymentAliases } from "../../schema/payment-aliases.ts";
+import { programs } from "../../schema/programs.ts";
+import { stripePendingReversals } from "../../schema/stripe-events.ts";
 import type { Database } from "../db/client.ts";
+import { columnList, columnName, fromDriver, fromDriverOrNull } from "../db/columns.ts";
 import { textList } from "../db/sql-lists.ts";
 import { divideRoundHalfUp } from "../money.ts";
 import type { NotificationMessage } from "../notifications/message.ts";
 import type { RefundOutcome, RefundParties } from "../refunds/apply-refund.ts";
 import type { RefundFacts, RefundIntent } from "../refunds/decide-refund.ts";
 import { type RefundPlan, refundSale } from "../refunds/refund-sale.ts";
-import { refundFactsColumns, refundFactsFromRow } from "../refunds/refund-store.ts";
+import {
+  refundFactsColumns,
+  refundFactsFromRow,
+  refundProgram,
+  refundSale as saleRow,
+} from "../refunds/refund-store.ts";
 import { type PaymentNamespace, paymentNamespace } from "../sales/payment-namespace.ts";
 import type { ProviderReversal } from "./provider-events.ts";
 
@@ -25,19 +36,31 @@ interface ReversalRead {
 export function reversalTarget(paymentIds: readonly string[], namespace: PaymentNamespace): SQL {
   const list = textList(paymentIds);
   const ns = sql`${namespace}::text`;
-  return sql`(s.processor_event_id in ${list} and s.id_namespace = ${ns}
-    or s.id in (select a.sale_id from payment_aliases a
-                where a.namespace = ${ns} and a.alias in ${list} and a.sale_id is not null))`;
+  const s = saleRow;
+  const a = alias(paymentAliases, "a");
+  return sql`(${s.processorEventId} in ${list} and ${s.idNamespace} = ${ns}
+    or ${s.id} in (select ${a.saleId} from ${paymentAliases} ${a}
+                   where ${a.namespace} = ${ns} and ${a.alias} in ${list} and ${a.saleId} is not null))`;
 }
 
-/** One round trip: the program's sale matching `target`, as the refund rules see it (the events' first). */
+/** `readReversalFacts`'s target for one sale by its id. */
+export function reversalSaleById(saleId: number): SQL {
+  return sql`${saleRow.id} = ${saleId}::bigint`;
+}
+
+/**
+ * One round trip: the program's sale matching `target` (a condition on the sale row `s`, e.g. `reversalSaleById`), as the refund rules
+ * see it (the events' first).
+ */
 export async function readReversalFacts(db: Database, programId: number, target: SQL): Promise<ReversalRead> {
+  const s = saleRow;
+  const p = refundProgram;
   const result = await db.execute(sql`
-    select ${refundFactsColumns}, s.source
-    from affiliate_sale_events s
-    join programs p on p.id = s.program_id
-    where s.program_id = ${programId}::int and ${target}
-    order by s.source = 'stripe' desc, s.id
+    select ${refundFactsColumns}, ${s.source} as source
+    from ${saleEvents} ${s}
+    join ${programs} ${p} on ${p.id} = ${s.programId}
+    where ${s.programId} = ${programId}::int and ${target}
+    order by ${s.source} = 'stripe' desc, ${s.id}
     limit 1`);
   const row = result.rows[0];
   if (!row) return { sale: null, apiSale: false };
@@ -144,19 +167,30 @@ export async function deferReversal(
   eventId: string,
   reversal: ProviderReversal,
 ): Promise<void> {
+  const t = stripePendingReversals;
   await db.execute(sql`
-    insert into stripe_pending_reversals
-      (program_id, payment_id, event_id, kind, reversal_id, charge_amount_cents, refunded_total_cents, reason)
+    insert into ${t}
+      (${columnList(
+        t.programId,
+        t.paymentId,
+        t.eventId,
+        t.kind,
+        t.reversalId,
+        t.chargeAmountCents,
+        t.refundedTotalCents,
+        t.reason,
+      )})
     values (${programId}::int, ${reversal.paymentIds[0] ?? ""}, ${eventId}, ${reversal.kind}, ${reversal.reversalId},
             ${reversal.chargeAmountCents}::bigint, ${reversal.refundedTotalCents}::bigint, ${reversal.reason}::text)
-    on conflict (event_id) do nothing`);
+    on conflict (${columnName(t.eventId)}) do nothing`);
 }
 
 export async function markReversalsApplied(db: Database, eventIds: string[], now: Date): Promise<void> {
   if (eventIds.length === 0) return;
+  const t = stripePendingReversals;
   await db.execute(sql`
-    update stripe_pending_reversals set applied_at = ${now.toISOString()}::timestamptz
-    where event_id in ${textList(eventIds)} and applied_at is null`);
+    update ${t} set ${columnName(t.appliedAt)} = ${now.toISOString()}::timestamptz
+    where ${t.eventId} in ${textList(eventIds)} and ${t.appliedAt} is null`);
 }
 
 /**
@@ -170,29 +204,34 @@ export async function pendingReversalsForSale(
   saleId: number,
   paymentIds: readonly string[],
 ): Promise<Array<{ eventId: string; reversal: ProviderReversal }>> {
+  const a = paymentAliases;
+  const sale = saleEvents;
+  const t = stripePendingReversals;
   const result = await db.execute(sql`
     with linked as (
-      update payment_aliases set sale_id = ${saleId}::bigint
-      where namespace = (select id_namespace from affiliate_sale_events where id = ${saleId}::bigint)
-        and payment_id in ${textList(paymentIds)} and sale_id is null
-      returning alias)
-    select event_id, kind, payment_id, reversal_id, charge_amount_cents, refunded_total_cents, reason
-    from stripe_pending_reversals
-    where program_id = ${programId}::int and applied_at is null
-      and payment_id in (select processor_event_id from affiliate_sale_events where id = ${saleId}::bigint
-                         union all select alias from payment_aliases where sale_id = ${saleId}::bigint
-                         union all select alias from linked)
-    order by id`);
+      update ${a} set ${columnName(a.saleId)} = ${saleId}::bigint
+      where ${a.namespace} = (select ${sale.idNamespace} from ${sale} where ${sale.id} = ${saleId}::bigint)
+        and ${a.paymentId} in ${textList(paymentIds)} and ${a.saleId} is null
+      returning ${a.alias} as alias)
+    select ${t.eventId} as event_id, ${t.kind} as kind, ${t.paymentId} as payment_id, ${t.reversalId} as reversal_id,
+           ${t.chargeAmountCents} as charge_amount_cents, ${t.refundedTotalCents} as refunded_total_cents,
+           ${t.reason} as reason
+    from ${t}
+    where ${t.programId} = ${programId}::int and ${t.appliedAt} is null
+      and ${t.paymentId} in (select ${sale.processorEventId} from ${sale} where ${sale.id} = ${saleId}::bigint
+                             union all select ${a.alias} from ${a} where ${a.saleId} = ${saleId}::bigint
+                             union all select alias from linked)
+    order by ${t.id}`);
   return result.rows.map((r) => ({
-    eventId: String(r.event_id),
+    eventId: fromDriver(t.eventId, r.event_id),
     reversal: {
       kind: r.kind === "chargeback" ? "chargeback" : "refund",
-      paymentIds: [String(r.payment_id)],
-      reversalId: String(r.reversal_id),
-      chargeAmountCents: Number(r.charge_amount_cents),
-      refundedTotalCents: Number(r.refunded_total_cents),
+      paymentIds: [fromDriver(t.paymentId, r.payment_id)],
+      reversalId: fromDriver(t.reversalId, r.reversal_id),
+      chargeAmountCents: fromDriver(t.chargeAmountCents, r.charge_amount_cents),
+      refundedTotalCents: fromDriver(t.refundedTotalCents, r.refunded_total_cents),
       livemode: true,
-      reason: (r.reason as string | null) ?? null,
+      reason: fromDriverOrNull(t.reason, r.reason),
     },
   }));
 }

@@ -1,9 +1,15 @@
 import { type SQL, sql } from "drizzle-orm";
-import type { CommissionType } from "../../schema/programs.ts";
+import { alias } from "drizzle-orm/pg-core";
+import { customers } from "../../schema/customers.ts";
+import { clickEvents, leadEvents, saleEvents } from "../../schema/events.ts";
+import { programPartners } from "../../schema/partners.ts";
+import { paymentAliases } from "../../schema/payment-aliases.ts";
+import { commissionRules, programs } from "../../schema/programs.ts";
 import type { Database } from "../db/client.ts";
+import { fromDriver, fromDriverOrNull } from "../db/columns.ts";
 import { textList } from "../db/sql-lists.ts";
 import type { PaymentNamespace } from "../sales/payment-namespace.ts";
-import { customerColumns, customerFrom } from "../tracking/sale/sale-store.ts";
+import { customerColumns, customerFrom, saleCustomer } from "../tracking/sale/sale-store.ts";
 import type { ProviderClick, ProviderSaleFacts } from "./decide-provider-sale.ts";
 
 type Row = Record<string, unknown>;
@@ -24,6 +30,18 @@ export interface ProviderSaleQuery {
 
 const program = (programId: number) => sql`${programId}::int`;
 
+const s = alias(saleEvents, "s");
+const x = alias(saleEvents, "x");
+const a = alias(paymentAliases, "a");
+const c = saleCustomer;
+const h = alias(customers, "h");
+const k = alias(clickEvents, "k");
+const o = alias(clickEvents, "o");
+const l = alias(leadEvents, "l");
+const pp2 = alias(programPartners, "pp2");
+const p = alias(programs, "p");
+const r = alias(commissionRules, "r");
+
 /**
  * The sale already recorded for a payment known by `ids` in `namespace`, by either path: under one of the
  * ids, as the sale one of the ids (or an alias of them) points to in the ids index, or under an id an
@@ -35,17 +53,18 @@ export function salesOfPaymentWhere(ids: readonly string[], namespace: PaymentNa
   const ns = sql`${namespace}::text`;
   // One `in` over a union, not `or`ed conditions: PostgreSQL plans an `or` of subqueries as a walk of
   // the whole sales table; each branch here is an index lookup.
-  return sql`s.id in (
-    select x.id from affiliate_sale_events x where x.id_namespace = ${ns} and x.processor_event_id in ${list}
+  return sql`${s.id} in (
+    select ${x.id} from ${saleEvents} ${x} where ${x.idNamespace} = ${ns} and ${x.processorEventId} in ${list}
     union all
-    select x.id from payment_aliases a
-    join affiliate_sale_events x on x.id_namespace = ${ns} and x.processor_event_id = a.alias
-    where a.namespace = ${ns} and a.payment_id in ${list} and a.sale_id is null
+    select ${x.id} from ${paymentAliases} ${a}
+    join ${saleEvents} ${x} on ${x.idNamespace} = ${ns} and ${x.processorEventId} = ${a.alias}
+    where ${a.namespace} = ${ns} and ${a.paymentId} in ${list} and ${a.saleId} is null
     union all
-    select a.sale_id from payment_aliases a where a.namespace = ${ns} and a.alias in ${list} and a.sale_id is not null
+    select ${a.saleId} from ${paymentAliases} ${a}
+    where ${a.namespace} = ${ns} and ${a.alias} in ${list} and ${a.saleId} is not null
     union all
-    select a.sale_id from payment_aliases a
-    where a.namespace = ${ns} and a.payment_id in ${list} and a.sale_id is not null)`;
+    select ${a.saleId} from ${paymentAliases} ${a}
+    where ${a.namespace} = ${ns} and ${a.paymentId} in ${list} and ${a.saleId} is not null)`;
 }
 
 /**
@@ -54,64 +73,69 @@ export function salesOfPaymentWhere(ids: readonly string[], namespace: PaymentNa
  */
 function clickCandidate(clickId: SQL): SQL {
   return sql`(select row_to_json(x) from (
-    select coalesce(o.click_id, k.click_id) as click_id, k.program_id,
-           coalesce(o.partner_id, k.partner_id) as partner_id, coalesce(o.created_at, k.created_at) as created_at,
-           k.is_test,
-           exists (select 1 from program_partners pp2
-                   where pp2.program_id = k.program_id and pp2.partner_id = coalesce(o.partner_id, k.partner_id)
-                     and pp2.status = 'active') as partner_is_member,
+    select coalesce(${o.clickId}, ${k.clickId}) as click_id, ${k.programId} as program_id,
+           coalesce(${o.partnerId}, ${k.partnerId}) as partner_id,
+           coalesce(${o.createdAt}, ${k.createdAt}) as created_at, ${k.isTest} as is_test,
+           exists (select 1 from ${programPartners} ${pp2}
+                   where ${pp2.programId} = ${k.programId} and ${pp2.partnerId} = coalesce(${o.partnerId}, ${k.partnerId})
+                     and ${pp2.status} = 'active') as partner_is_member,
            (select row_to_json(cc) from (
-              select ${customerColumns} from customers c
-              where c.program_id = k.program_id and c.click_id = coalesce(o.click_id, k.click_id)) cc) as customer,
+              select ${customerColumns} from ${customers} ${c}
+              where ${c.programId} = ${k.programId} and ${c.clickId} = coalesce(${o.clickId}, ${k.clickId})) cc)
+             as customer,
            (select row_to_json(pl) from (
-              select l.customer_key, l.email_hash, l.email_masked, l.created_at,
-                     exists (select 1 from customers h
-                             where h.program_id = l.program_id and h.customer_key = l.customer_key) as key_held
-              from affiliate_lead_events l
-              where l.program_id = k.program_id and l.click_id = coalesce(o.click_id, k.click_id)
-                and l.provisional and l.settled_at is null and not l.is_test
-              order by l.created_at, l.id limit 1) pl) as provisional_lead
-    from affiliate_click_events k
-    left join affiliate_click_events o on o.click_id = k.visitor_click_id and o.program_id = k.program_id
-    where k.click_id = ${clickId}) x)`;
+              select ${l.customerKey} as customer_key, ${l.emailHash} as email_hash,
+                     ${l.emailMasked} as email_masked, ${l.createdAt} as created_at,
+                     exists (select 1 from ${customers} ${h}
+                             where ${h.programId} = ${l.programId} and ${h.customerKey} = ${l.customerKey}) as key_held
+              from ${leadEvents} ${l}
+              where ${l.programId} = ${k.programId} and ${l.clickId} = coalesce(${o.clickId}, ${k.clickId})
+                and ${l.provisional} and ${l.settledAt} is null and not ${l.isTest}
+              order by ${l.createdAt}, ${l.id} limit 1) pl) as provisional_lead
+    from ${clickEvents} ${k}
+    left join ${clickEvents} ${o} on ${o.clickId} = ${k.visitorClickId} and ${o.programId} = ${k.programId}
+    where ${k.clickId} = ${clickId}) x)`;
 }
 
 /** The click of the earliest open provisional lead matching `condition` in the program. */
 function provisionalLeadClick(programId: number, condition: SQL): SQL {
   return clickCandidate(sql`(
-    select l.click_id from affiliate_lead_events l
-    where l.program_id = ${program(programId)} and ${condition}
-      and l.provisional and l.settled_at is null and not l.is_test and l.click_id is not null
-    order by l.created_at, l.id limit 1)`);
+    select ${l.clickId} from ${leadEvents} ${l}
+    where ${l.programId} = ${program(programId)} and ${condition}
+      and ${l.provisional} and ${l.settledAt} is null and not ${l.isTest} and ${l.clickId} is not null
+    order by ${l.createdAt}, ${l.id} limit 1)`);
 }
 
 function customerWhere(programId: number, condition: SQL): SQL {
   return sql`(select row_to_json(cc) from (
-    select ${customerColumns} from customers c
-    where c.program_id = ${program(programId)} and ${condition} and not c.is_test
-    order by c.id limit 1) cc)`;
+    select ${customerColumns} from ${customers} ${c}
+    where ${c.programId} = ${program(programId)} and ${condition} and not ${c.isTest}
+    order by ${c.id} limit 1) cc)`;
 }
 
 function clickFrom(value: unknown): ProviderClick | null {
   if (!value || typeof value !== "object") return null;
-  const r = value as Row;
-  const lead = r.provisional_lead as Row | null;
+  const row = value as Row;
+  const lead = row.provisional_lead as Row | null;
   return {
-    clickId: String(r.click_id),
-    programId: Number(r.program_id),
-    partnerId: Number(r.partner_id),
-    createdAt: new Date(String(r.created_at)),
-    isTest: r.is_test === true,
-    partnerIsMember: r.partner_is_member === true,
-    customer: customerFrom((r.customer as Row | null) ?? undefined),
+    clickId: fromDriver(k.clickId, row.click_id),
+    programId: fromDriver(k.programId, row.program_id),
+    partnerId: fromDriver(k.partnerId, row.partner_id),
+    createdAt: fromDriver(k.createdAt, row.created_at),
+    isTest: row.is_test === true,
+    partnerIsMember: row.partner_is_member === true,
+    customer: customerFrom((row.customer as Row | null) ?? undefined),
     provisionalLead: lead
       ? {
-          customerKey: (lead.customer_key as string | null) ?? null,
+          customerKey: fromDriverOrNull(l.customerKey, lead.customer_key),
           email:
             lead.email_hash && lead.email_masked
-              ? { hash: String(lead.email_hash), masked: String(lead.email_masked) }
+              ? {
+                  hash: fromDriver(l.emailHash, lead.email_hash),
+                  masked: fromDriver(l.emailMasked, lead.email_masked),
+                }
               : null,
-          createdAt: new Date(String(lead.created_at)),
+          createdAt: fromDriver(l.createdAt, lead.created_at),
           keyHeld: lead.key_held === true,
         }
       : null,
@@ -124,55 +148,63 @@ function clickFrom(value: unknown): ProviderClick | null {
  * step. Nothing is written here.
  */
 export async function readProviderSaleFacts(db: Database, q: ProviderSaleQuery): Promise<ProviderSaleFacts> {
-  const p = q.programId;
+  const id = q.programId;
   const result = await db.execute(sql`
     select
       (select row_to_json(pr) from (
-         select p.id, p.attribution_window_days, p.commission_type, p.commission_rate::text, p.duration_months,
-                p.hold_days, r.id as rule_id, r.commission_type as rule_type, r.commission_rate::text as rule_rate,
-                r.duration_months as rule_duration
-         from programs p
-         left join commission_rules r on r.program_id = p.id and r.product_id = ${q.productId}::text
-         where p.id = ${program(p)}) pr) as program,
+         select ${p.id} as id, ${p.attributionWindowDays} as attribution_window_days,
+                ${p.commissionType} as commission_type, ${p.commissionRate}::text as commission_rate,
+                ${p.durationMonths} as duration_months, ${p.holdDays} as hold_days, ${r.id} as rule_id,
+                ${r.commissionType} as rule_type, ${r.commissionRate}::text as rule_rate,
+                ${r.durationMonths} as rule_duration
+         from ${programs} ${p}
+         left join ${commissionRules} ${r} on ${r.programId} = ${p.id} and ${r.productId} = ${q.productId}::text
+         where ${p.id} = ${program(id)}) pr) as program,
       (select row_to_json(x) from (
-         select s.id, s.program_id, s.source from affiliate_sale_events s
+         select ${s.id} as id, ${s.programId} as program_id, ${s.source} as source from ${saleEvents} ${s}
          where ${salesOfPaymentWhere(q.paymentIds, q.namespace)}
-         order by s.id limit 1) x)
+         order by ${s.id} limit 1) x)
         as existing_sale,
       ${clickCandidate(sql`${q.clickId}::text`)} as click,
-      ${customerWhere(p, sql`c.email_hash = ${q.emailHash}::text`)} as customer_by_email,
-      ${provisionalLeadClick(p, sql`l.email_hash = ${q.emailHash}::text`)} as email_lead_click,
-      ${customerWhere(p, sql`c.provider_customer_id = ${q.providerCustomerId}::text`)} as customer_by_provider_id,
+      ${customerWhere(id, sql`${c.emailHash} = ${q.emailHash}::text`)} as customer_by_email,
+      ${provisionalLeadClick(id, sql`${l.emailHash} = ${q.emailHash}::text`)} as email_lead_click,
+      ${customerWhere(id, sql`${c.providerCustomerId} = ${q.providerCustomerId}::text`)} as customer_by_provider_id,
       ${clickCandidate(sql`${q.clientReferenceId}::text`)} as reference_click,
-      ${customerWhere(p, sql`c.customer_key = ${q.customerKey}::text`)} as customer_by_key,
-      ${provisionalLeadClick(p, sql`l.customer_key = ${q.customerKey}::text`)} as key_lead_click,
-      (exists (select 1 from customers where customer_key = ${q.customerKey}::text and program_id <> ${program(p)})
-       or exists (select 1 from affiliate_lead_events
-                  where customer_key = ${q.customerKey}::text and program_id <> ${program(p)} and not is_test))
+      ${customerWhere(id, sql`${c.customerKey} = ${q.customerKey}::text`)} as customer_by_key,
+      ${provisionalLeadClick(id, sql`${l.customerKey} = ${q.customerKey}::text`)} as key_lead_click,
+      (exists (select 1 from ${customers}
+               where ${customers.customerKey} = ${q.customerKey}::text and ${customers.programId} <> ${program(id)})
+       or exists (select 1 from ${leadEvents}
+                  where ${leadEvents.customerKey} = ${q.customerKey}::text and ${leadEvents.programId} <> ${program(id)}
+                    and not ${leadEvents.isTest}))
         as key_elsewhere`);
   const row = result.rows[0];
   const programRow = row?.program as Row | null | undefined;
-  if (!row || !programRow) throw new Error(`program ${p} was not read`);
+  if (!row || !programRow) throw new Error(`program ${id} was not read`);
   const sale = row.existing_sale as Row | null;
   return {
     program: {
-      id: Number(programRow.id),
-      attributionWindowDays: Number(programRow.attribution_window_days),
-      commissionType: programRow.commission_type as CommissionType,
-      commissionRate: String(programRow.commission_rate),
-      durationMonths: Number(programRow.duration_months),
-      holdDays: Number(programRow.hold_days),
+      id: fromDriver(p.id, programRow.id),
+      attributionWindowDays: fromDriver(p.attributionWindowDays, programRow.attribution_window_days),
+      commissionType: fromDriver(p.commissionType, programRow.commission_type),
+      commissionRate: fromDriver(p.commissionRate, programRow.commission_rate),
+      durationMonths: fromDriver(p.durationMonths, programRow.duration_months),
+      holdDays: fromDriver(p.holdDays, programRow.hold_days),
     },
     productRule:
       programRow.rule_id != null
         ? {
-            commissionType: programRow.rule_type as CommissionType,
-            commissionRate: String(programRow.rule_rate),
-            durationMonths: programRow.rule_duration === null ? null : Number(programRow.rule_duration),
+            commissionType: fromDriver(r.commissionType, programRow.rule_type),
+            commissionRate: fromDriver(r.commissionRate, programRow.rule_rate),
+            durationMonths: fromDriverOrNull(r.durationMonths, programRow.rule_duration),
           }
         : null,
     existingSale: sale
-      ? { id: Number(sale.id), programId: Number(sale.program_id), source: String(sale.source) }
+      ? {
+          id: fromDriver(s.id, sale.id),
+          programId: fromDriver(s.programId, sale.program_id),
+          source: fromDriver(s.source, sale.source),
+        }
       : null,
     click: clickFrom(row.click),
     customerByEmail: customerFrom((row.customer_by_email as Row | null) ?? undefined),

@@ -1,5 +1,9 @@
 import { type SQL, sql } from "drizzle-orm";
+import { customers } from "../../schema/customers.ts";
+import { leadEvents } from "../../schema/events.ts";
+import { stripePendingPayments } from "../../schema/stripe-events.ts";
 import type { Database } from "../db/client.ts";
+import { columnList, columnName, fromDriver } from "../db/columns.ts";
 import type { CustomerBindingDecision } from "./decide-provider-sale.ts";
 import type { ProviderPayment } from "./provider-events.ts";
 
@@ -15,42 +19,57 @@ type Binding = Extract<CustomerBindingDecision, { outcome: "bind" }>;
 export async function writeCustomerBinding(db: Database, binding: Binding, now: Date): Promise<number> {
   const at = now.toISOString();
   const c = binding.customer;
+  const t = customers;
   const statements: SQL[] = [];
   let customerId: SQL;
   if (c.kind === "create") {
-    customerId = sql`(select id from customers where program_id = ${c.programId}::int and click_id = ${c.clickId}::text)`;
+    customerId = sql`(select ${t.id} from ${t} where ${t.programId} = ${c.programId}::int and ${t.clickId} = ${c.clickId}::text)`;
     statements.push(sql`
       with created as (
-        insert into customers (program_id, partner_id, click_id, clicked_at, status, customer_key, email_hash,
-                               email_masked, provider_customer_id, signed_up_at, created_at, updated_at)
+        insert into ${t} (${columnList(
+          t.programId,
+          t.partnerId,
+          t.clickId,
+          t.clickedAt,
+          t.status,
+          t.customerKey,
+          t.emailHash,
+          t.emailMasked,
+          t.providerCustomerId,
+          t.signedUpAt,
+          t.createdAt,
+          t.updatedAt,
+        )})
         values (${c.programId}::int, ${c.partnerId}::int, ${c.clickId}, ${c.clickedAt.toISOString()}::timestamptz,
                 'lead', ${c.customerKey ?? null}::text, ${c.email?.hash ?? null}::text, ${c.email?.masked ?? null}::text,
                 ${c.providerCustomerId ?? null}::text, ${(c.signedUpAt ?? now).toISOString()}::timestamptz,
                 ${at}::timestamptz, ${at}::timestamptz)
         on conflict do nothing
-        returning id)
+        returning ${t.id})
       select guard(exists (select 1 from created), 'customer created meanwhile')`);
   } else {
     customerId = sql`${c.id}::bigint`;
     // The session's provider customer id replaces an older one: this subscription's invoices carry it.
     statements.push(sql`
-      update customers
-      set provider_customer_id = coalesce(${c.providerCustomerId ?? null}::text, provider_customer_id),
-          email_hash = coalesce(email_hash, ${c.email?.hash ?? null}::text),
-          email_masked = case when email_hash is null then ${c.email?.masked ?? null}::text else email_masked end,
-          signed_up_at = case when status = 'clicked' then coalesce(signed_up_at, ${at}::timestamptz)
-                         else signed_up_at end,
-          status = case when status = 'clicked' then 'lead' else status end,
-          updated_at = ${at}::timestamptz
-      where id = ${c.id}::bigint`);
+      update ${t}
+      set ${columnName(t.providerCustomerId)} = coalesce(${c.providerCustomerId ?? null}::text, ${t.providerCustomerId}),
+          ${columnName(t.emailHash)} = coalesce(${t.emailHash}, ${c.email?.hash ?? null}::text),
+          ${columnName(t.emailMasked)} =
+            case when ${t.emailHash} is null then ${c.email?.masked ?? null}::text else ${t.emailMasked} end,
+          ${columnName(t.signedUpAt)} =
+            case when ${t.status} = 'clicked' then coalesce(${t.signedUpAt}, ${at}::timestamptz) else ${t.signedUpAt} end,
+          ${columnName(t.status)} = case when ${t.status} = 'clicked' then 'lead' else ${t.status} end,
+          ${columnName(t.updatedAt)} = ${at}::timestamptz
+      where ${t.id} = ${c.id}::bigint`);
   }
   if (c.settleProvisionalOf) {
     const { programId, clickId } = c.settleProvisionalOf;
+    const l = leadEvents;
     statements.push(sql`
-      update affiliate_lead_events
-      set settled_at = ${at}::timestamptz, customer_id = ${customerId}
-      where program_id = ${programId}::int and click_id = ${clickId}::text
-        and provisional and settled_at is null and not is_test`);
+      update ${l}
+      set ${columnName(l.settledAt)} = ${at}::timestamptz, ${columnName(l.customerId)} = ${customerId}
+      where ${l.programId} = ${programId}::int and ${l.clickId} = ${clickId}::text
+        and ${l.provisional} and ${l.settledAt} is null and not ${l.isTest}`);
   }
   statements.push(sql`select ${customerId} as customer_id`);
   const results = await db.batch(
@@ -58,7 +77,7 @@ export async function writeCustomerBinding(db: Database, binding: Binding, now: 
   );
   const row = results[results.length - 1]?.rows[0];
   if (!row || row.customer_id === null) throw new Error("customer binding returned no customer");
-  return Number(row.customer_id);
+  return fromDriver(t.id, row.customer_id);
 }
 
 /** Keeps a subscription's unattributed first invoice until its checkout binds the buyer. */
@@ -68,12 +87,13 @@ export async function keepPayment(
   eventId: string,
   payment: ProviderPayment,
 ): Promise<void> {
+  const t = stripePendingPayments;
   await db.execute(sql`
-    insert into stripe_pending_payments
-      (program_id, event_id, object_id, subscription_id, provider_customer_id, payment)
+    insert into ${t}
+      (${columnList(t.programId, t.eventId, t.objectId, t.subscriptionId, t.providerCustomerId, t.payment)})
     values (${programId}::int, ${eventId}, ${payment.objectId}, ${payment.subscriptionId}::text,
             ${payment.providerCustomerId}::text, ${JSON.stringify(payment)}::jsonb)
-    on conflict (event_id) do nothing`);
+    on conflict (${columnName(t.eventId)}) do nothing`);
 }
 
 function paymentFrom(value: unknown, eventId: string): ProviderPayment {
@@ -91,15 +111,16 @@ export async function keptPaymentsFor(
   subscriptionId: string | null,
   providerCustomerId: string | null,
 ): Promise<Array<{ eventId: string; payment: ProviderPayment }>> {
+  const t = stripePendingPayments;
   const result = await db.execute(sql`
-    select event_id, payment from stripe_pending_payments
-    where program_id = ${programId}::int and applied_at is null
-      and (subscription_id = ${subscriptionId}::text or provider_customer_id = ${providerCustomerId}::text)
-    order by id`);
-  return result.rows.map((r) => ({
-    eventId: String(r.event_id),
-    payment: paymentFrom(r.payment, String(r.event_id)),
-  }));
+    select ${t.eventId} as event_id, ${t.payment} as payment from ${t}
+    where ${t.programId} = ${programId}::int and ${t.appliedAt} is null
+      and (${t.subscriptionId} = ${subscriptionId}::text or ${t.providerCustomerId} = ${providerCustomerId}::text)
+    order by ${t.id}`);
+  return result.rows.map((r) => {
+    const eventId = fromDriver(t.eventId, r.event_id);
+    return { eventId, payment: paymentFrom(r.payment, eventId) };
+  });
 }
 
 export async function resolveKeptPayment(
@@ -108,7 +129,8 @@ export async function resolveKeptPayment(
   outcome: string,
   now: Date,
 ): Promise<void> {
+  const t = stripePendingPayments;
   await db.execute(sql`
-    update stripe_pending_payments set applied_at = ${now.toISOString()}::timestamptz, outcome = ${outcome}
-    where event_id = ${eventId} and applied_at is null`);
+    update ${t} set ${columnName(t.appliedAt)} = ${now.toISOString()}::timestamptz, ${columnName(t.outcome)} = ${outcome}
+    where ${t.eventId} = ${eventId} and ${t.appliedAt} is null`);
 }

@@ -1,14 +1,16 @@
 import { and, eq, isNull, type SQL, sql } from "drizzle-orm";
+import { alias } from "drizzle-orm/pg-core";
 import {
   type CustomerStatus,
   customerClickUniqueIndex,
   customerKeyUniqueIndex,
   customers,
 } from "../../../schema/customers.ts";
-import { leadEvents } from "../../../schema/events.ts";
-import type { LeadAuthPolicy } from "../../../schema/programs.ts";
+import { clickEvents, leadEvents } from "../../../schema/events.ts";
+import { type LeadAuthPolicy, programs } from "../../../schema/programs.ts";
 import { apiKeyRecordFromRow, apiKeyRecordQuery } from "../../auth/program-key.ts";
 import type { Database } from "../../db/client.ts";
+import { columnName, fromDriver } from "../../db/columns.ts";
 import { leadWebhookStatement } from "../../webhooks/outbox-statements.ts";
 import type { LeadCustomerFact, LeadEventRow, LeadFacts, LeadWrite } from "./decide-lead.ts";
 
@@ -50,37 +52,45 @@ type LeadRow = {
  * programs involved. Nothing is written here.
  */
 export async function readLeadFacts(db: Database, r: LeadRead): Promise<LeadFacts> {
+  const k = clickEvents;
+  const o = alias(clickEvents, "o");
+  const cu = alias(customers, "cu");
+  const c = customers;
+  const p = programs;
+  // The CTEs' own column names (click_id, program_id, ...) are local to this statement; every table column
+  // is named through the schema.
   const result = await db.execute<LeadRow>(sql`
     with api_key as (${apiKeyRecordQuery(r.keyHash)}),
     sent_click as (
-      select click_id, program_id, partner_id, is_test, created_at, visitor_click_id
-      from affiliate_click_events
-      where click_id = ${r.clickId}::text
+      select ${k.clickId} as click_id, ${k.programId} as program_id, ${k.partnerId} as partner_id,
+             ${k.isTest} as is_test, ${k.createdAt} as created_at, ${k.visitorClickId} as visitor_click_id
+      from ${k}
+      where ${k.clickId} = ${r.clickId}::text
     ),
     click as (
-      select coalesce(o.click_id, s.click_id) as click_id,
+      select coalesce(${o.clickId}, s.click_id) as click_id,
              s.program_id,
-             coalesce(o.partner_id, s.partner_id) as partner_id,
-             coalesce(o.created_at, s.created_at) as clicked_at,
+             coalesce(${o.partnerId}, s.partner_id) as partner_id,
+             coalesce(${o.createdAt}, s.created_at) as clicked_at,
              s.is_test
       from sent_click s
-      left join affiliate_click_events o on o.click_id = s.visitor_click_id and o.program_id = s.program_id
+      left join ${clickEvents} ${o} on ${o.clickId} = s.visitor_click_id and ${o.programId} = s.program_id
     ),
     customer_by_click as (
-      select cu.id, cu.status, cu.partner_id, cu.click_id
-      from customers cu
-      join click on cu.program_id = click.program_id and cu.click_id = click.click_id
+      select ${cu.id} as id, ${cu.status} as status, ${cu.partnerId} as partner_id, ${cu.clickId} as click_id
+      from ${customers} ${cu}
+      join click on ${cu.programId} = click.program_id and ${cu.clickId} = click.click_id
     ),
     customer_by_key as (
-      select id, status, partner_id, click_id
-      from customers
-      where customer_key = ${r.customerKey}::text
-        and program_id = coalesce((select program_id from api_key), (select program_id from click))
+      select ${c.id} as id, ${c.status} as status, ${c.partnerId} as partner_id, ${c.clickId} as click_id
+      from ${c}
+      where ${c.customerKey} = ${r.customerKey}::text
+        and ${c.programId} = coalesce((select program_id from api_key), (select program_id from click))
     ),
     program as (
-      select id, lead_auth_policy, allowed_origins
-      from programs
-      where id in ((select program_id from api_key), (select program_id from click), ${r.explicitProgramId}::int)
+      select ${p.id} as id, ${p.leadAuthPolicy} as lead_auth_policy, ${p.allowedOrigins} as allowed_origins
+      from ${p}
+      where ${p.id} in ((select program_id from api_key), (select program_id from click), ${r.explicitProgramId}::int)
     )
     select
       (select row_to_json(api_key) from api_key) as api_key,
@@ -91,21 +101,26 @@ export async function readLeadFacts(db: Database, r: LeadRead): Promise<LeadFact
   `);
   const row = result.rows[0];
   if (!row) throw new Error("lead read returned no row");
-  const customer = (c: CustomerRow | null): LeadCustomerFact | null =>
-    c && { id: Number(c.id), status: c.status, partnerId: c.partner_id, clickId: c.click_id };
+  const customer = (row: CustomerRow | null): LeadCustomerFact | null =>
+    row && {
+      id: fromDriver(c.id, row.id),
+      status: fromDriver(c.status, row.status),
+      partnerId: row.partner_id === null ? null : fromDriver(c.partnerId, row.partner_id),
+      clickId: row.click_id,
+    };
   return {
     apiKey: apiKeyRecordFromRow(row.api_key ?? undefined),
     click: row.click && {
-      clickId: row.click.click_id,
-      programId: row.click.program_id,
-      partnerId: row.click.partner_id,
-      clickedAt: new Date(row.click.clicked_at),
+      clickId: fromDriver(k.clickId, row.click.click_id),
+      programId: fromDriver(k.programId, row.click.program_id),
+      partnerId: fromDriver(k.partnerId, row.click.partner_id),
+      clickedAt: fromDriver(k.createdAt, row.click.clicked_at),
       isTest: row.click.is_test,
     },
-    programs: row.programs.map((p) => ({
-      id: p.id,
-      leadAuthPolicy: p.lead_auth_policy,
-      allowedOrigins: p.allowed_origins,
+    programs: row.programs.map((program) => ({
+      id: fromDriver(p.id, program.id),
+      leadAuthPolicy: fromDriver(p.leadAuthPolicy, program.lead_auth_policy),
+      allowedOrigins: program.allowed_origins,
     })),
     customerByClick: customer(row.customer_by_click),
     customerByKey: customer(row.customer_by_key),
@@ -151,13 +166,14 @@ export async function writeLead(db: Database, write: LeadWrite): Promise<{ leadE
 
   if (write.kind === "provisional") {
     const u = write.unchanged;
+    const t = customers;
     const [, inserted] = await db.batch([
       db.execute(sql`
         select guard(not exists (
-          select 1 from customers
-          where program_id = ${u.programId}::int
-            and status <> 'clicked'
-            and (click_id = ${u.clickId}::text or customer_key = ${u.customerKey}::text)
+          select 1 from ${t}
+          where ${t.programId} = ${u.programId}::int
+            and ${t.status} <> 'clicked'
+            and (${t.clickId} = ${u.clickId}::text or ${t.customerKey} = ${u.customerKey}::text)
         ), 'lead-provisional-customer-unchanged')`),
       insertEvent(null),
       db.execute(leadWebhook),
@@ -166,6 +182,7 @@ export async function writeLead(db: Database, write: LeadWrite): Promise<{ leadE
   }
 
   const c = write.customer;
+  const t = customers;
   const customerId: SQL | number =
     c.kind === "create"
       ? sql`(select id from ${customers} where ${customers.programId} = ${c.programId} and ${customers.clickId} = ${c.clickId})`
@@ -187,15 +204,15 @@ export async function writeLead(db: Database, write: LeadWrite): Promise<{ leadE
         })
       : db.execute(sql`
           with promoted as (
-            update customers
-            set status = 'lead',
-                customer_key = coalesce(${c.customerKey}::text, customer_key),
-                email_hash = coalesce(${c.email?.hash ?? null}::text, email_hash),
-                email_masked = coalesce(${c.email?.masked ?? null}::text, email_masked),
-                signed_up_at = ${c.signedUpAt.toISOString()}::timestamptz,
-                updated_at = ${c.signedUpAt.toISOString()}::timestamptz
-            where id = ${c.customerId} and status = 'clicked'
-            returning id
+            update ${t}
+            set ${columnName(t.status)} = 'lead',
+                ${columnName(t.customerKey)} = coalesce(${c.customerKey}::text, ${t.customerKey}),
+                ${columnName(t.emailHash)} = coalesce(${c.email?.hash ?? null}::text, ${t.emailHash}),
+                ${columnName(t.emailMasked)} = coalesce(${c.email?.masked ?? null}::text, ${t.emailMasked}),
+                ${columnName(t.signedUpAt)} = ${c.signedUpAt.toISOString()}::timestamptz,
+                ${columnName(t.updatedAt)} = ${c.signedUpAt.toISOString()}::timestamptz
+            where ${t.id} = ${c.customerId} and ${t.status} = 'clicked'
+            returning ${t.id}
           )
           select guard(exists (select 1 from promoted), 'lead-customer-still-clicked')`);
   const settle = write.settleProvisionalOf;

@@ -1,10 +1,15 @@
 import { type SQL, sql } from "drizzle-orm";
+import { alias } from "drizzle-orm/pg-core";
+import { commissions } from "../../../schema/commissions.ts";
+import { customers } from "../../../schema/customers.ts";
+import { clickEvents, leadEvents, saleEvents } from "../../../schema/events.ts";
+import { programPartners } from "../../../schema/partners.ts";
 import { paymentAliases } from "../../../schema/payment-aliases.ts";
-import type { CommissionType } from "../../../schema/programs.ts";
+import { commissionRules, programApiKeys, programs } from "../../../schema/programs.ts";
 import { apiKeyRecordFromRow, apiKeyRecordQuery } from "../../auth/program-key.ts";
 import { commissionInsertStatements } from "../../commissions/credit.ts";
 import type { Database } from "../../db/client.ts";
-import { columnName } from "../../db/columns.ts";
+import { columnList, columnName, fromDriver, fromDriverOrNull } from "../../db/columns.ts";
 import { textList } from "../../db/sql-lists.ts";
 import { paymentIdsInsert } from "../../sales/payment-ids-insert.ts";
 import { type PaymentNamespace, paymentNamespace } from "../../sales/payment-namespace.ts";
@@ -14,28 +19,31 @@ import type { RecordedSale, SaleClick, SaleCustomer, SaleDecision, SaleFacts } f
 type Row = Record<string, unknown>;
 type Recorded = Extract<SaleDecision, { outcome: "record" }>;
 
-const date = (value: unknown): Date | null =>
-  value === null || value === undefined ? null : new Date(String(value));
+/** Customers as `c`: `from ${customers} ${saleCustomer}` for `customerColumns`. */
+export const saleCustomer = alias(customers, "c");
+const c = saleCustomer;
+const pp = alias(programPartners, "pp");
 
-/** The columns `customerFrom` reads, for any query that selects customers as `c`. */
+/** The columns `customerFrom` reads, for any query that selects customers as `saleCustomer` (`c`). */
 export const customerColumns = sql`
-  c.id, c.program_id, c.partner_id, c.click_id, c.clicked_at, c.signed_up_at, c.first_converted_at,
-  c.first_commission_at,
-  exists (select 1 from program_partners pp
-          where pp.program_id = c.program_id and pp.partner_id = c.partner_id and pp.status = 'active')
+  ${c.id} as id, ${c.programId} as program_id, ${c.partnerId} as partner_id, ${c.clickId} as click_id,
+  ${c.clickedAt} as clicked_at, ${c.signedUpAt} as signed_up_at, ${c.firstConvertedAt} as first_converted_at,
+  ${c.firstCommissionAt} as first_commission_at,
+  exists (select 1 from ${programPartners} ${pp}
+          where ${pp.programId} = ${c.programId} and ${pp.partnerId} = ${c.partnerId} and ${pp.status} = 'active')
     as partner_is_member`;
 
 export function customerFrom(row: Row | undefined): SaleCustomer | null {
   if (!row) return null;
   return {
-    id: Number(row.id),
-    programId: Number(row.program_id),
-    partnerId: row.partner_id === null ? null : Number(row.partner_id),
-    clickId: (row.click_id as string | null) ?? null,
-    clickedAt: date(row.clicked_at),
-    signedUpAt: date(row.signed_up_at),
-    firstConvertedAt: date(row.first_converted_at),
-    firstCommissionAt: date(row.first_commission_at),
+    id: fromDriver(c.id, row.id),
+    programId: fromDriver(c.programId, row.program_id),
+    partnerId: fromDriverOrNull(c.partnerId, row.partner_id),
+    clickId: fromDriverOrNull(c.clickId, row.click_id),
+    clickedAt: fromDriverOrNull(c.clickedAt, row.clicked_at),
+    signedUpAt: fromDriverOrNull(c.signedUpAt, row.signed_up_at),
+    firstConvertedAt: fromDriverOrNull(c.firstConvertedAt, row.first_converted_at),
+    firstCommissionAt: fromDriverOrNull(c.firstCommissionAt, row.first_commission_at),
     partnerIsMember: row.partner_is_member === true,
   };
 }
@@ -56,52 +64,63 @@ export async function readSaleFacts(
     productId: string | null;
   },
 ): Promise<SaleFacts> {
-  const keyProgram = sql`(select program_id from program_api_keys where key_hash = ${q.keyHash}::text and revoked_at is null)`;
+  const ak = programApiKeys;
+  const keyProgram = sql`(select ${ak.programId} from ${ak} where ${ak.keyHash} = ${q.keyHash}::text and ${ak.revokedAt} is null)`;
+  const p = alias(programs, "p");
+  const r = alias(commissionRules, "r");
+  const s = alias(saleEvents, "s");
+  const x = alias(saleEvents, "x");
+  const a = alias(paymentAliases, "a");
+  const k = alias(clickEvents, "k");
+  const o = alias(clickEvents, "o");
   const [keyRows, programRows, saleRows, customerRows, clickRows] = await db.batch([
     db.execute(apiKeyRecordQuery(q.keyHash)),
     db.execute(sql`
-      select p.id, p.attribution_window_days, p.commission_type, p.commission_rate, p.duration_months, p.hold_days,
-             r.commission_type as rule_type, r.commission_rate as rule_rate, r.duration_months as rule_duration,
-             r.id as rule_id
-      from programs p
-      left join commission_rules r on r.program_id = p.id and r.product_id = ${q.productId}::text
-      where p.id = ${keyProgram}`),
+      select ${p.id} as id, ${p.attributionWindowDays} as attribution_window_days,
+             ${p.commissionType} as commission_type, ${p.commissionRate} as commission_rate,
+             ${p.durationMonths} as duration_months, ${p.holdDays} as hold_days,
+             ${r.commissionType} as rule_type, ${r.commissionRate} as rule_rate, ${r.durationMonths} as rule_duration,
+             ${r.id} as rule_id
+      from ${programs} ${p}
+      left join ${commissionRules} ${r} on ${r.programId} = ${p.id} and ${r.productId} = ${q.productId}::text
+      where ${p.id} = ${keyProgram}`),
     db.execute(sql`
-      select s.id, s.program_id, s.id_namespace from affiliate_sale_events s
-      where s.id in (
-        select a.sale_id from payment_aliases a
-        where a.namespace in ('live', 'test:' || ${keyProgram}) and a.alias = ${q.transactionId}::text
-          and a.sale_id is not null
+      select ${s.id} as id, ${s.programId} as program_id, ${s.idNamespace} as id_namespace
+      from ${saleEvents} ${s}
+      where ${s.id} in (
+        select ${a.saleId} from ${paymentAliases} ${a}
+        where ${a.namespace} in ('live', 'test:' || ${keyProgram}) and ${a.alias} = ${q.transactionId}::text
+          and ${a.saleId} is not null
         union all
-        select x.id from affiliate_sale_events x
-        where x.id_namespace in ('live', 'test:' || ${keyProgram}) and x.processor_event_id = ${q.transactionId}::text)`),
+        select ${x.id} from ${saleEvents} ${x}
+        where ${x.idNamespace} in ('live', 'test:' || ${keyProgram}) and ${x.processorEventId} = ${q.transactionId}::text)`),
     db.execute(sql`
-      select ${customerColumns} from customers c
-      where c.customer_key = ${q.customerKey}::text and c.program_id = ${keyProgram}`),
+      select ${customerColumns} from ${customers} ${c}
+      where ${c.customerKey} = ${q.customerKey}::text and ${c.programId} = ${keyProgram}`),
     db.execute(sql`
-      select coalesce(o.click_id, k.click_id) as click_id, coalesce(o.program_id, k.program_id) as program_id,
-             coalesce(o.partner_id, k.partner_id) as partner_id, coalesce(o.created_at, k.created_at) as created_at,
-             k.is_test,
-             exists (select 1 from program_partners pp
-                     where pp.program_id = coalesce(o.program_id, k.program_id)
-                       and pp.partner_id = coalesce(o.partner_id, k.partner_id) and pp.status = 'active')
+      select coalesce(${o.clickId}, ${k.clickId}) as click_id, coalesce(${o.programId}, ${k.programId}) as program_id,
+             coalesce(${o.partnerId}, ${k.partnerId}) as partner_id,
+             coalesce(${o.createdAt}, ${k.createdAt}) as created_at, ${k.isTest} as is_test,
+             exists (select 1 from ${programPartners} ${pp}
+                     where ${pp.programId} = coalesce(${o.programId}, ${k.programId})
+                       and ${pp.partnerId} = coalesce(${o.partnerId}, ${k.partnerId}) and ${pp.status} = 'active')
                as partner_is_member,
              (select row_to_json(cc) from (
-                select ${customerColumns} from customers c
-                where c.program_id = coalesce(o.program_id, k.program_id)
-                  and c.click_id = coalesce(o.click_id, k.click_id)) cc) as customer
-      from affiliate_click_events k
-      left join affiliate_click_events o on o.click_id = k.visitor_click_id
-      where k.click_id = ${q.clickId}::text`),
+                select ${customerColumns} from ${customers} ${c}
+                where ${c.programId} = coalesce(${o.programId}, ${k.programId})
+                  and ${c.clickId} = coalesce(${o.clickId}, ${k.clickId})) cc) as customer
+      from ${clickEvents} ${k}
+      left join ${clickEvents} ${o} on ${o.clickId} = ${k.visitorClickId}
+      where ${k.clickId} = ${q.clickId}::text`),
   ]);
   const programRow = programRows.rows[0];
   const clickRow = clickRows.rows[0];
   const click: SaleClick | null = clickRow
     ? {
-        clickId: String(clickRow.click_id),
-        programId: Number(clickRow.program_id),
-        partnerId: Number(clickRow.partner_id),
-        createdAt: new Date(String(clickRow.created_at)),
+        clickId: fromDriver(k.clickId, clickRow.click_id),
+        programId: fromDriver(k.programId, clickRow.program_id),
+        partnerId: fromDriver(k.partnerId, clickRow.partner_id),
+        createdAt: fromDriver(k.createdAt, clickRow.created_at),
         isTest: clickRow.is_test === true,
         partnerIsMember: clickRow.partner_is_member === true,
         customer: customerFrom((clickRow.customer as Row | null) ?? undefined),
@@ -111,27 +130,27 @@ export async function readSaleFacts(
     key: apiKeyRecordFromRow(keyRows.rows[0] as Parameters<typeof apiKeyRecordFromRow>[0]),
     program: programRow
       ? {
-          id: Number(programRow.id),
-          attributionWindowDays: Number(programRow.attribution_window_days),
-          commissionType: programRow.commission_type as CommissionType,
-          commissionRate: String(programRow.commission_rate),
-          durationMonths: Number(programRow.duration_months),
-          holdDays: Number(programRow.hold_days),
+          id: fromDriver(p.id, programRow.id),
+          attributionWindowDays: fromDriver(p.attributionWindowDays, programRow.attribution_window_days),
+          commissionType: fromDriver(p.commissionType, programRow.commission_type),
+          commissionRate: fromDriver(p.commissionRate, programRow.commission_rate),
+          durationMonths: fromDriver(p.durationMonths, programRow.duration_months),
+          holdDays: fromDriver(p.holdDays, programRow.hold_days),
         }
       : null,
     productRule:
       programRow?.rule_id != null
         ? {
-            commissionType: programRow.rule_type as CommissionType,
-            commissionRate: String(programRow.rule_rate),
-            durationMonths: programRow.rule_duration === null ? null : Number(programRow.rule_duration),
+            commissionType: fromDriver(r.commissionType, programRow.rule_type),
+            commissionRate: fromDriver(r.commissionRate, programRow.rule_rate),
+            durationMonths: fromDriverOrNull(r.durationMonths, programRow.rule_duration),
           }
         : null,
     recordedSales: saleRows.rows.map(
-      (r): RecordedSale => ({
-        id: Number(r.id),
-        programId: Number(r.program_id),
-        namespace: String(r.id_namespace) as PaymentNamespace,
+      (row): RecordedSale => ({
+        id: fromDriver(s.id, row.id),
+        programId: fromDriver(s.programId, row.program_id),
+        namespace: fromDriver(s.idNamespace, row.id_namespace) as PaymentNamespace,
       }),
     ),
     customerByKey: customerFrom(customerRows.rows[0]),
@@ -143,26 +162,41 @@ function customerIdExpression(decision: Recorded): SQL {
   const c = decision.customer;
   if (c.kind === "none") return sql`null::bigint`;
   if (c.kind === "update") return sql`${c.id}::bigint`;
-  return sql`(select id from customers where program_id = ${c.programId}::int and click_id = ${c.clickId}::text)`;
+  const t = customers;
+  return sql`(select ${t.id} from ${t} where ${t.programId} = ${c.programId}::int and ${t.clickId} = ${c.clickId}::text)`;
 }
 
 function customerStatement(decision: Recorded, now: string): SQL | null {
   const c = decision.customer;
+  const t = customers;
   const firstCommissionAt = decision.commission ? now : null;
   if (c.kind === "create") {
     const signedUpAt = c.signedUpAt?.toISOString() ?? null;
     return sql`
       with created as (
-        insert into customers (program_id, partner_id, click_id, clicked_at, status, customer_key, email_hash,
-                               email_masked, provider_customer_id, signed_up_at, first_converted_at,
-                               first_commission_at, created_at, updated_at)
+        insert into ${t} (${columnList(
+          t.programId,
+          t.partnerId,
+          t.clickId,
+          t.clickedAt,
+          t.status,
+          t.customerKey,
+          t.emailHash,
+          t.emailMasked,
+          t.providerCustomerId,
+          t.signedUpAt,
+          t.firstConvertedAt,
+          t.firstCommissionAt,
+          t.createdAt,
+          t.updatedAt,
+        )})
         values (${c.programId}::int, ${c.partnerId}::int, ${c.clickId}, ${c.clickedAt.toISOString()}::timestamptz,
                 'converted', ${c.customerKey ?? null}::text, ${c.email?.hash ?? null}::text,
                 ${c.email?.masked ?? null}::text, ${c.providerCustomerId ?? null}::text,
                 ${signedUpAt}::timestamptz, ${now}::timestamptz, ${firstCommissionAt}::timestamptz,
                 ${now}::timestamptz, ${now}::timestamptz)
         on conflict do nothing
-        returning id)
+        returning ${t.id})
       select guard(exists (select 1 from created), 'customer created meanwhile')`;
   }
   if (c.kind === "update") {
@@ -172,17 +206,18 @@ function customerStatement(decision: Recorded, now: string): SQL | null {
     const expected = c.expectedFirstCommissionAt?.toISOString() ?? null;
     return sql`
       with updated as (
-        update customers
-        set status = 'converted',
-            first_converted_at = coalesce(first_converted_at, ${now}::timestamptz),
-            first_commission_at = coalesce(first_commission_at, ${firstCommissionAt}::timestamptz),
-            provider_customer_id = coalesce(provider_customer_id, ${c.providerCustomerId ?? null}::text),
-            email_hash = coalesce(email_hash, ${c.email?.hash ?? null}::text),
-            email_masked = case when email_hash is null then ${c.email?.masked ?? null}::text else email_masked end,
-            updated_at = ${now}::timestamptz
-        where id = ${c.id}::bigint
-          and date_trunc('milliseconds', first_commission_at) is not distinct from ${expected}::timestamptz
-        returning id)
+        update ${t}
+        set ${columnName(t.status)} = 'converted',
+            ${columnName(t.firstConvertedAt)} = coalesce(${t.firstConvertedAt}, ${now}::timestamptz),
+            ${columnName(t.firstCommissionAt)} = coalesce(${t.firstCommissionAt}, ${firstCommissionAt}::timestamptz),
+            ${columnName(t.providerCustomerId)} = coalesce(${t.providerCustomerId}, ${c.providerCustomerId ?? null}::text),
+            ${columnName(t.emailHash)} = coalesce(${t.emailHash}, ${c.email?.hash ?? null}::text),
+            ${columnName(t.emailMasked)} =
+              case when ${t.emailHash} is null then ${c.email?.masked ?? null}::text else ${t.emailMasked} end,
+            ${columnName(t.updatedAt)} = ${now}::timestamptz
+        where ${t.id} = ${c.id}::bigint
+          and date_trunc('milliseconds', ${t.firstCommissionAt}) is not distinct from ${expected}::timestamptz
+        returning ${t.id})
       select guard(exists (select 1 from updated), 'customer changed meanwhile')`;
   }
   return null;
@@ -193,20 +228,42 @@ function settleProvisionalStatement(decision: Recorded, now: string): SQL | null
   const c = decision.customer;
   if (c.kind === "none" || !c.settleProvisionalOf) return null;
   const { programId, clickId } = c.settleProvisionalOf;
+  const l = leadEvents;
   return sql`
-    update affiliate_lead_events
-    set settled_at = ${now}::timestamptz, customer_id = ${customerIdExpression(decision)}
-    where program_id = ${programId}::int and click_id = ${clickId}::text
-      and provisional and settled_at is null and not is_test`;
+    update ${l}
+    set ${columnName(l.settledAt)} = ${now}::timestamptz, ${columnName(l.customerId)} = ${customerIdExpression(decision)}
+    where ${l.programId} = ${programId}::int and ${l.clickId} = ${clickId}::text
+      and ${l.provisional} and ${l.settledAt} is null and not ${l.isTest}`;
 }
 
 function saleInsert(decision: Recorded, now: string, needsCommission: boolean): SQL {
   const s = decision.sale;
+  const t = saleEvents;
   return sql`
-    insert into affiliate_sale_events
-      (processor_event_id, program_id, customer_id, partner_id, amount_cents, tax_cents, currency, sale_type,
-       line_items, is_recurring, subscription_id, subscription_interval, product_id, occurred_at, provider,
-       provider_payment_id, livemode, source, needs_commission, is_test, created_at)
+    insert into ${t}
+      (${columnList(
+        t.processorEventId,
+        t.programId,
+        t.customerId,
+        t.partnerId,
+        t.amountCents,
+        t.taxCents,
+        t.currency,
+        t.saleType,
+        t.lineItems,
+        t.isRecurring,
+        t.subscriptionId,
+        t.subscriptionInterval,
+        t.productId,
+        t.occurredAt,
+        t.provider,
+        t.providerPaymentId,
+        t.livemode,
+        t.source,
+        t.needsCommission,
+        t.isTest,
+        t.createdAt,
+      )})
     values
       (${s.processorEventId}, ${s.programId}::int, ${customerIdExpression(decision)}, ${s.partnerId}::int,
        ${s.amountCents}::bigint, ${s.taxCents}::bigint, ${s.currency}, ${s.saleType},
@@ -224,9 +281,12 @@ function namespaceOf(decision: Recorded): PaymentNamespace {
   return paymentNamespace(decision.sale.isTest, decision.sale.programId);
 }
 
+/** Sales as `s`, the alias `saleKey` is written for. */
+const s = alias(saleEvents, "s");
+
 /** The decided sale's row, by its id in its namespace (for `affiliate_sale_events s`). */
 function saleKey(decision: Recorded): SQL {
-  return sql`s.processor_event_id = ${decision.sale.processorEventId}::text and s.id_namespace = ${namespaceOf(decision)}::text`;
+  return sql`${s.processorEventId} = ${decision.sale.processorEventId}::text and ${s.idNamespace} = ${namespaceOf(decision)}::text`;
 }
 
 /**
@@ -254,20 +314,22 @@ function idsInsert(decision: Recorded, ids: readonly string[]): SQL {
  * since): the batch aborts and the retry's read answers the duplicate.
  */
 function idsGuard(decision: Recorded, ids: readonly string[]): SQL {
+  const t = paymentAliases;
   return sql`
-    select guard(not exists (select 1 from payment_aliases
-                             where namespace = ${namespaceOf(decision)}::text
-                               and (alias in ${textList(ids)} or payment_id in ${textList(ids)})
-                               and sale_id is not null), 'payment recorded meanwhile')`;
+    select guard(not exists (select 1 from ${t}
+                             where ${t.namespace} = ${namespaceOf(decision)}::text
+                               and (${t.alias} in ${textList(ids)} or ${t.paymentId} in ${textList(ids)})
+                               and ${t.saleId} is not null), 'payment recorded meanwhile')`;
 }
 
 /** The payment's ids (and aliases recorded unlinked before this sale existed) now point to it. */
 function linkIdsStatement(decision: Recorded, ids: readonly string[]): SQL {
+  const t = paymentAliases;
   return sql`
-    update payment_aliases
-    set sale_id = (select s.id from affiliate_sale_events s where ${saleKey(decision)})
-    where namespace = ${namespaceOf(decision)}::text
-      and (alias in ${textList(ids)} or payment_id in ${textList(ids)}) and sale_id is null`;
+    update ${t}
+    set ${columnName(t.saleId)} = (select ${s.id} from ${saleEvents} ${s} where ${saleKey(decision)})
+    where ${t.namespace} = ${namespaceOf(decision)}::text
+      and (${t.alias} in ${textList(ids)} or ${t.paymentId} in ${textList(ids)}) and ${t.saleId} is null`;
 }
 
 /**
@@ -298,8 +360,8 @@ export async function writeSale(
     ...(withCommission ? commissionStatements(decision, now) : []),
     saleWebhooksStatement(saleKey(decision), at),
     sql`
-      select s.id as sale_id, c.id as commission_id
-      from affiliate_sale_events s left join commissions c on c.sale_id = s.id
+      select ${s.id} as sale_id, ${commissions.id} as commission_id
+      from ${saleEvents} ${s} left join ${commissions} on ${commissions.saleId} = ${s.id}
       where ${saleKey(decision)}`,
   ];
   const results = await db.batch(
@@ -308,7 +370,7 @@ export async function writeSale(
   const ids = results[results.length - 1]?.rows[0];
   if (!ids) throw new Error("sale write returned no ids");
   return {
-    saleId: Number(ids.sale_id),
-    commissionId: ids.commission_id === null ? null : Number(ids.commission_id),
+    saleId: fromDriver(s.id, ids.sale_id),
+    commissionId: fromDriverOrNull(commissions.id, ids.commission_id),
   };
 }
