@@ -38,7 +38,9 @@ export function leadWebhookStatement(at: string): SQL {
              'click_id', l.click_id, 'customer_key', l.customer_key, 'event_name', l.event_name,
              'provisional', l.provisional, 'is_test', l.is_test, 'created_at', l.created_at), ${at}::timestamptz)
     from affiliate_lead_events l
-    where l.id = currval(pg_get_serial_sequence('affiliate_lead_events', 'id'))`;
+    -- currval in a scalar subquery is evaluated once (an init plan), so the lookup is the primary key's;
+    -- compared per row, a volatile function forces a sequential scan of every lead.
+    where l.id = (select currval(pg_get_serial_sequence('affiliate_lead_events', 'id')))`;
 }
 
 /** `commission.updated` after a refund or reversal, with the refund's amounts; `refundRow` is its id. */
