@@ -5,6 +5,7 @@ import type { Database } from "../db/client.ts";
 import { isGuardFailure, isUniqueViolation } from "../db/errors.ts";
 import { rootLogger } from "../log.ts";
 import { type Currency, isSupportedCurrency } from "../money.ts";
+import { commissionCreatedWebhookStatement } from "../webhooks/outbox-statements.ts";
 import { planCommission, policyFor } from "./commission-policy.ts";
 import { commissionInsertStatements } from "./credit.ts";
 
@@ -68,6 +69,8 @@ export async function repairMissingCommissions(db: Database, now: Date, limit = 
           returning id)
         select guard(exists (select 1 from cleared), 'commission repaired meanwhile')`,
       ...commissionInsertStatements(plan, sql`s.id = ${row.id}::bigint`, now),
+      // The brand hears of the commission when it exists, in the transaction that creates it.
+      commissionCreatedWebhookStatement(sql`s.id = ${row.id}::bigint`, now.toISOString()),
     ];
     try {
       await db.batch(

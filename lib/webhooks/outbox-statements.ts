@@ -25,6 +25,15 @@ export function saleWebhooksStatement(saleKey: SQL, at: string): SQL {
     select webhook_enqueue(s.program_id, 'sale.created', 'sale.created:' || s.id, ${saleData}, ${at}::timestamptz)
     from affiliate_sale_events s where ${saleKey}
     union all
+    ${commissionCreatedWebhookStatement(saleKey, at)}`;
+}
+
+/**
+ * `commission.created` for the sale's commission, when the batch wrote one: the sale's own write, and the
+ * scheduled repair of a sale whose commission failed at first. `saleKey` selects the sale as `s`.
+ */
+export function commissionCreatedWebhookStatement(saleKey: SQL, at: string): SQL {
+  return sql`
     select webhook_enqueue(c.program_id, 'commission.created', 'commission.created:' || c.id, ${commissionData},
                            ${at}::timestamptz)
     from affiliate_sale_events s join commissions c on c.sale_id = s.id where ${saleKey}`;

@@ -5,6 +5,7 @@ import { describe, expect, it } from "vitest";
 import worker from "../../functions/api/index.ts";
 import { createProgram, db } from "./harness.ts";
 import { balanceOf, click, commissionsOf, sale, salesOf, txn } from "./sale-harness.ts";
+import { endpointFor, eventsOf } from "./webhook-harness.ts";
 
 /**
  * The spec's commission-failure contract, with a real database failure: a trigger makes inserting this
@@ -39,6 +40,7 @@ async function runCron(): Promise<void> {
 describe("commission creation failure", () => {
   it("answers 500 Failed to create commission, consumes the transaction_id, and the cron creates it later", async () => {
     const p = await createProgram({ commissionType: "percent", commissionRate: "10" });
+    await endpointFor(p.programId, "https://hooks.brand.example/affiliate", ["commission.created"]);
     const clickId = await click(p);
     const repair = await breakCommissionsOf(p.programId);
     const body = { transaction_id: txn(), amount_cents: 5000, click_id: clickId };
@@ -75,5 +77,9 @@ describe("commission creation failure", () => {
     expect(commissions[0]).toMatchObject({ amountCents: 500, status: "approved" });
     expect((await salesOf(p.programId))[0]?.needsCommission).toBe(false);
     expect(await balanceOf(p.programId, p.partnerIds[0])).toBe(500);
+    // The repair's transaction tells the brand, once: the failed sale call wrote no commission.created.
+    const created = (await eventsOf(p.programId)).filter((e) => e.type === "commission.created");
+    expect(created).toHaveLength(1);
+    expect(created[0]?.data).toMatchObject({ commission_id: commissions[0]?.id, amount_cents: 500 });
   });
 });
