@@ -54,6 +54,8 @@ export const commissions = pgTable(
     refundReason: text("refund_reason"),
     /** Optimistic-concurrency guard for read-decide-write updates. */
     version: integer("version").notNull().default(0),
+    /** Fraud signal codes found for this commission's sale; a program may hold flagged ones for review. */
+    fraudFlags: text("fraud_flags").array().notNull().default(sql`'{}'::text[]`),
     isTest: boolean("is_test").notNull().default(false),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
     updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),

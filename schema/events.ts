@@ -40,6 +40,9 @@ export const clickEvents = pgTable(
     affiliateUrl: text("affiliate_url").notNull(),
     referrer: text("referrer"),
     userAgent: text("user_agent"),
+    /** Keyed hashes of the visitor's address and user agent (fraud signals; never the values themselves). */
+    ipHash: text("ip_hash"),
+    uaHash: text("ua_hash"),
     isTest: boolean("is_test").notNull().default(false),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
     /** Analytics dimensions, derived by the database at insert from the URLs above (migration 0010). */
@@ -77,6 +80,11 @@ export const leadEvents = pgTable(
     settledAt: timestamp("settled_at", { withTimezone: true }),
     /** Sent with the program API key: only such test leads count toward integration verification. */
     viaApiKey: boolean("via_api_key").notNull().default(false),
+    /** Keyed hashes of the sender's address and user agent, for browser leads (fraud signals). */
+    ipHash: text("ip_hash"),
+    uaHash: text("ua_hash"),
+    /** Fraud signal codes found for this lead; never blocking by default. */
+    fraudFlags: text("fraud_flags").array().notNull().default(sql`'{}'::text[]`),
     isTest: boolean("is_test").notNull().default(false),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
   },
@@ -140,6 +148,8 @@ export const saleEvents = pgTable(
      * "Failed to create commission"); the scheduled repair creates the commission and clears it.
      */
     needsCommission: boolean("needs_commission").notNull().default(false),
+    /** Fraud signal codes found for this sale; never blocking by default. */
+    fraudFlags: text("fraud_flags").array().notNull().default(sql`'{}'::text[]`),
     isTest: boolean("is_test").notNull().default(false),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
     /** The id namespace of `processor_event_id` (see `lib/sales/payment-namespace.ts`). */

@@ -40,6 +40,10 @@ export const programs = pgTable(
     allowedOrigins: text("allowed_origins").array().notNull().default(sql`'{}'::text[]`),
     /** The payments provider's connected account that sends this program's events. */
     stripeAccountId: text("stripe_account_id"),
+    /** When a flagged commission's hold ends, keep it for review instead of approving it. */
+    holdFlaggedCommissions: boolean("hold_flagged_commissions").notNull().default(false),
+    /** A payment found by the buyer's email is attributed only to a settled (not provisional) lead. */
+    emailAttributionSettledOnly: boolean("email_attribution_settled_only").notNull().default(false),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
     updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
   },
