@@ -1,8 +1,8 @@
 import { eq, sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import type { FaultSpec } from "../../dev/sql-faults.ts";
 import { repairMissingCommissions } from "../../lib/commissions/repair-missing-commissions.ts";
 import { commissions } from "../../schema/index.ts";
+import { faultCases, withFault } from "../workers/fault-cases.ts";
 import { useFaultSwitch } from "../workers/fault-switch.ts";
 import { expectBalanceMatchesLedger } from "../workers/refund-harness.ts";
 import {
@@ -32,30 +32,6 @@ const faults = useFaultSwitch();
 const ROUND_TRIPS = { checkout: 5, refund: 4 } as const;
 /** The round trip of checkout.session.completed that writes the sale with its commission. */
 const CHECKOUT_SALE_WRITE = 3;
-
-const FAULTS: Record<string, FaultSpec> = {
-  "transient error": { mode: "error", code: "08006" },
-  "constraint error": { mode: "error", code: "23514", message: "injected check violation" },
-  timeout: { mode: "timeout", delayMs: 50 },
-  "lost answer": { mode: "lost" },
-};
-
-function ordinals(operation: keyof typeof ROUND_TRIPS): Array<[string, number, FaultSpec]> {
-  const cases: Array<[string, number, FaultSpec]> = [];
-  for (let ordinal = 1; ordinal <= ROUND_TRIPS[operation]; ordinal++) {
-    for (const [name, fault] of Object.entries(FAULTS)) cases.push([name, ordinal, fault]);
-  }
-  return cases;
-}
-
-async function withFault<T>(fault: FaultSpec, ordinal: number, action: () => Promise<T>): Promise<T> {
-  await faults.arm({ ...fault, ordinal });
-  try {
-    return await action();
-  } finally {
-    expect((await faults.clear()).fired, "the fault fired").toBe(1);
-  }
-}
 
 /**
  * The provider delivers again until it gets a 2xx. A delivery whose claim committed but whose answer was
@@ -125,10 +101,10 @@ describe("injected faults: the round trips of each event when nothing fails", ()
 });
 
 describe("injected faults: checkout.session.completed", () => {
-  it.each(ordinals("checkout"))("%s at round trip %i", async (name, ordinal, fault) => {
+  it.each(faultCases(ROUND_TRIPS.checkout))("%s at round trip %i", async (name, ordinal, fault) => {
     const p = await connectedProgram({ commissionRate: "20" });
     const paid = await paidCheckoutEvent(p);
-    const first = await withFault(fault, ordinal, () => deliver(paid.payload));
+    const first = await withFault(faults, fault, ordinal, () => deliver(paid.payload));
     if (ordinal === CHECKOUT_SALE_WRITE && name === "constraint error") {
       // The commission fallback (spec section 4): the database refused the commission, so the sale is
       // stored flagged, the event acknowledged (a resend would only be a duplicate), and the scheduled
@@ -164,10 +140,10 @@ describe("injected faults: checkout.session.completed", () => {
 });
 
 describe("injected faults: charge.refunded", () => {
-  it.each(ordinals("refund"))("%s at round trip %i", async (_name, ordinal, fault) => {
+  it.each(faultCases(ROUND_TRIPS.refund))("%s at round trip %i", async (_name, ordinal, fault) => {
     const p = await connectedProgram({ commissionRate: "20" });
     const refunded = await refundEvent(p);
-    const first = await withFault(fault, ordinal, () => deliver(refunded.payload));
+    const first = await withFault(faults, fault, ordinal, () => deliver(refunded.payload));
     expect(first.status).toBe(500);
     expect(first.body).toEqual(failed);
     const applied = (await refundsOfSale(refunded.saleId)).length;

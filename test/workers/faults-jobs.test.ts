@@ -2,11 +2,11 @@ import { createExecutionContext, createMessageBatch, getQueueResult } from "clou
 import { env } from "cloudflare:workers";
 import { eq, sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import type { FaultSpec } from "../../dev/sql-faults.ts";
 import worker from "../../functions/api/index.ts";
 import { approveDueCommissions } from "../../lib/commissions/approve-due-commissions.ts";
 import type { NotificationMessage } from "../../lib/notifications/message.ts";
 import { notifications } from "../../schema/index.ts";
+import { faultCases, withFault } from "./fault-cases.ts";
 import { useFaultSwitch } from "./fault-switch.ts";
 import { createProgram, db, unique } from "./harness.ts";
 import { commissionRow, expectBalanceMatchesLedger, ledgerOfPartner, trackedSale } from "./refund-harness.ts";
@@ -20,30 +20,6 @@ import { commissionRow, expectBalanceMatchesLedger, ledgerOfPartner, trackedSale
 const faults = useFaultSwitch();
 
 const ROUND_TRIPS = { approval: 2, consumer: 1 } as const;
-
-const FAULTS: Record<string, FaultSpec> = {
-  "transient error": { mode: "error", code: "08006" },
-  "constraint error": { mode: "error", code: "23514", message: "injected check violation" },
-  timeout: { mode: "timeout", delayMs: 50 },
-  "lost answer": { mode: "lost" },
-};
-
-function ordinals(operation: keyof typeof ROUND_TRIPS): Array<[string, number, FaultSpec]> {
-  const cases: Array<[string, number, FaultSpec]> = [];
-  for (let ordinal = 1; ordinal <= ROUND_TRIPS[operation]; ordinal++) {
-    for (const [name, fault] of Object.entries(FAULTS)) cases.push([name, ordinal, fault]);
-  }
-  return cases;
-}
-
-async function withFault<T>(fault: FaultSpec, ordinal: number, action: () => Promise<T>): Promise<T> {
-  await faults.arm({ ...fault, ordinal });
-  try {
-    return await action();
-  } finally {
-    expect((await faults.clear()).fired, "the fault fired").toBe(1);
-  }
-}
 
 /**
  * A pending commission due before any other test's (the job approves in `hold_until` order), so that the
@@ -67,9 +43,9 @@ describe("injected faults: the approval job (hold -> approved, credited)", () =>
     expect(await commissionRow(c.commissionId)).toMatchObject({ status: "approved" });
   });
 
-  it.each(ordinals("approval"))("%s at round trip %i", async (name, ordinal, fault) => {
+  it.each(faultCases(ROUND_TRIPS.approval))("%s at round trip %i", async (name, ordinal, fault) => {
     const c = await dueCommission();
-    const outcome = await withFault(fault, ordinal, () =>
+    const outcome = await withFault(faults, fault, ordinal, () =>
       approveOne().then(
         (result) => ({ result }),
         (error: unknown) => ({ error }),
@@ -134,10 +110,10 @@ describe("injected faults: the notifications queue consumer", () => {
     );
   });
 
-  it.each(ordinals("consumer"))("%s at round trip %i", async (name, ordinal, fault) => {
+  it.each(faultCases(ROUND_TRIPS.consumer))("%s at round trip %i", async (name, ordinal, fault) => {
     const p = await createProgram();
     const sent = message(p.programId, p.partnerIds[0]);
-    const first = await withFault(fault, ordinal, () => deliver(sent, 1));
+    const first = await withFault(faults, fault, ordinal, () => deliver(sent, 1));
     // Not acknowledged: the queue redelivers it (with backoff).
     expect(first.explicitAcks).toEqual([]);
     expect(first.retryMessages).toEqual([expect.objectContaining({ msgId: "m1" })]);

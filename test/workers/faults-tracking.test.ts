@@ -2,9 +2,9 @@ import { createExecutionContext, createScheduledController, waitOnExecutionConte
 import { env } from "cloudflare:workers";
 import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import type { FaultSpec } from "../../dev/sql-faults.ts";
 import worker from "../../functions/api/index.ts";
 import { refunds } from "../../schema/index.ts";
+import { faultCases, withFault } from "./fault-cases.ts";
 import { useFaultSwitch } from "./fault-switch.ts";
 import { createProgram, db, type ProgramFixture, postJson } from "./harness.ts";
 import { bearer, customersOfProgram, leadEventsOfProgram, leadPath, recordClick } from "./lead-helpers.ts";
@@ -21,37 +21,11 @@ const faults = useFaultSwitch();
 /** The round trips of each request when it succeeds (DESIGN.md section 2 budget; asserted below). */
 const ROUND_TRIPS = { sale: 2, refund: 2, lead: 2 } as const;
 
-/** The kinds of failure, each injected at each round trip. */
-const FAULTS: Record<string, FaultSpec> = {
-  "transient error": { mode: "error", code: "08006" },
-  "constraint error": { mode: "error", code: "23514", message: "injected check violation" },
-  timeout: { mode: "timeout", delayMs: 50 },
-  "lost answer": { mode: "lost" },
-};
-
-function ordinals(operation: keyof typeof ROUND_TRIPS): Array<[string, number, FaultSpec]> {
-  const cases: Array<[string, number, FaultSpec]> = [];
-  for (let ordinal = 1; ordinal <= ROUND_TRIPS[operation]; ordinal++) {
-    for (const [name, fault] of Object.entries(FAULTS)) cases.push([name, ordinal, fault]);
-  }
-  return cases;
-}
-
 function internalError(message: string, code?: "internal_error") {
   return {
     data: null,
     error: { status: 500, name: "InternalServerError", message, details: {}, ...(code ? { code } : {}) },
   };
-}
-
-async function withFault<T>(fault: FaultSpec, ordinal: number, action: () => Promise<T>): Promise<T> {
-  await faults.arm({ ...fault, ordinal });
-  try {
-    return await action();
-  } finally {
-    const state = await faults.clear();
-    expect(state.fired, "the fault fired").toBe(1);
-  }
 }
 
 /** One sale per payment, at most one commission per sale, and every partner's ledger sums to its balance. */
@@ -98,11 +72,11 @@ describe("injected faults: the round trips each request makes when nothing fails
 });
 
 describe("injected faults: POST /api/v1/track/sale", () => {
-  it.each(ordinals("sale"))("%s at round trip %i", async (name, ordinal, fault) => {
+  it.each(faultCases(ROUND_TRIPS.sale))("%s at round trip %i", async (name, ordinal, fault) => {
     const p = await createProgram({ commissionType: "percent", commissionRate: "10" });
     const clickId = await click(p);
     const body = { transaction_id: txn(), amount_cents: 5000, click_id: clickId };
-    const response = await withFault(fault, ordinal, () => sale(p, body));
+    const response = await withFault(faults, fault, ordinal, () => sale(p, body));
 
     const written = ordinal === ROUND_TRIPS.sale && (name === "lost answer" || name === "constraint error");
     const commissionFailed = ordinal === ROUND_TRIPS.sale && name === "constraint error";
@@ -151,12 +125,12 @@ describe("injected faults: POST /api/v1/track/sale", () => {
 });
 
 describe("injected faults: POST /api/v1/track/refund", () => {
-  it.each(ordinals("refund"))("%s at round trip %i", async (name, ordinal, fault) => {
+  it.each(faultCases(ROUND_TRIPS.refund))("%s at round trip %i", async (name, ordinal, fault) => {
     const p = await createProgram({ commissionType: "percent", commissionRate: "10" });
     const s = await trackedSale(p, 10_000);
     expect(await expectBalanceMatchesLedger(p.programId, p.partnerIds[0])).toBe(1000);
     const body = { transaction_id: s.transactionId, refund_amount_cents: 5000, refund_id: `re_${ordinal}` };
-    const response = await withFault(fault, ordinal, () => refund(p, body));
+    const response = await withFault(faults, fault, ordinal, () => refund(p, body));
 
     const written = ordinal === ROUND_TRIPS.refund && name === "lost answer";
     expect(response.status).toBe(500);
@@ -182,11 +156,13 @@ describe("injected faults: POST /api/v1/track/refund", () => {
 });
 
 describe("injected faults: POST /api/v1/track/lead", () => {
-  it.each(ordinals("lead"))("%s at round trip %i", async (name, ordinal, fault) => {
+  it.each(faultCases(ROUND_TRIPS.lead))("%s at round trip %i", async (name, ordinal, fault) => {
     const p = await createProgram();
     const clickId = await recordClick(p.links[0]);
     const body = { click_id: clickId, customer_key: `cust-${ordinal}`, email: "buyer@example.com" };
-    const response = await withFault(fault, ordinal, () => postJson(leadPath, body, bearer(p.apiKey)));
+    const response = await withFault(faults, fault, ordinal, () =>
+      postJson(leadPath, body, bearer(p.apiKey)),
+    );
 
     const written = ordinal === ROUND_TRIPS.lead && name === "lost answer";
     expect(response.status).toBe(500);
