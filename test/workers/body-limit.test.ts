@@ -66,6 +66,26 @@ const routes: Array<{
     keyed: false,
     fields: () => ({ click_id: "clk_unknown", url: "https://shop.example/" }),
   },
+  // The command-line routes with a body: spec section 8 limits /api/v1/cli/* too, so the 413 carries the
+  // X-RateLimit-* headers there as well (the body is refused before the credential is read).
+  {
+    name: "cli init",
+    path: "/api/v1/cli/init",
+    keyed: true,
+    fields: () => ({ name: "Big", domain: "big.example", commission_type: "percent", commission_rate: 10 }),
+  },
+  {
+    name: "cli test-event",
+    path: "/api/v1/cli/test-event",
+    keyed: true,
+    fields: () => ({ event_type: "click" }),
+  },
+  {
+    name: "cli auth/callback",
+    path: "/api/v1/cli/auth/callback",
+    keyed: false,
+    fields: () => ({ state: "some-state", id_token: "some.id.token" }),
+  },
 ];
 
 const cases = routes.flatMap((route) =>

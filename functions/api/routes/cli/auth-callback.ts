@@ -78,8 +78,9 @@ export function registerAuthCallback(app: OpenAPIHono<AppEnv>): void {
   app.use(
     authCallbackRoute.path,
     cliErrorPolicy("Auth callback failed"),
-    limitBody(),
+    // The limiter first, so a 413 carries the X-RateLimit-* headers like every answer of the route.
     rateLimit(rateLimits.cli),
+    limitBody(),
   );
   app.openapi(authCallbackRoute, async (c) => {
     const body = c.req.valid("json");

@@ -79,7 +79,13 @@ function refusalError(refusal: InitRefusal): ApiError {
 }
 
 export function registerInit(app: OpenAPIHono<AppEnv>): void {
-  app.use(initRoute.path, cliErrorPolicy("Failed to create program"), limitBody(), rateLimit(rateLimits.cli));
+  app.use(
+    initRoute.path,
+    cliErrorPolicy("Failed to create program"),
+    // The limiter first, so a 413 carries the X-RateLimit-* headers like every answer of the route.
+    rateLimit(rateLimits.cli),
+    limitBody(),
+  );
   app.openapi(initRoute, async (c) => {
     const header = parseBearer(c.req.header("Authorization"));
     if (header.kind !== "token") throw loginTokenError(initTokenMessages, "missing");

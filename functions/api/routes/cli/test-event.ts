@@ -64,8 +64,9 @@ export function registerTestEvent(app: OpenAPIHono<AppEnv>): void {
   app.use(
     testEventRoute.path,
     cliErrorPolicy("Failed to process test event"),
-    limitBody(),
+    // The limiter first, so a 413 carries the X-RateLimit-* headers like every answer of the route.
     rateLimit(rateLimits.cli),
+    limitBody(),
     keyRotationNotice,
     requireBearer(cliKeyMessages),
   );
