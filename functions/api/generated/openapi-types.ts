@@ -1673,6 +1673,10 @@ export interface components {
                         duration_months: number | null;
                     }[];
                     stripe_account_id: string | null;
+                    /** @description A commission with fraud flags stays pending for review when its hold ends */
+                    hold_flagged_commissions: boolean;
+                    /** @description A payment found only by the buyer's email is attributed to settled leads, never to a provisional one */
+                    email_attribution_settled_leads_only: boolean;
                 };
                 /** @description The live key, masked: prefix...last four */
                 api_key: string | null;
@@ -1714,6 +1718,10 @@ export interface components {
             commission_rules?: unknown[];
             /** @description acct_... to connect directly; null disconnects */
             stripe_account_id?: string | null;
+            /** @description Hold flagged commissions for review instead of approving them */
+            hold_flagged_commissions?: boolean;
+            /** @description Attribute payments found by email only to settled leads (not provisional ones) */
+            email_attribution_settled_leads_only?: boolean;
         } & {
             [key: string]: unknown;
         };
