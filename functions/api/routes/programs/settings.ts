@@ -112,13 +112,10 @@ const SettingsPatchSchema = z
       .unknown()
       .optional()
       .openapi({ type: ["string", "null"], description: "acct_... to connect directly; null disconnects" }),
-    hold_flagged_commissions: z
-      .unknown()
-      .optional()
-      .openapi({
-        type: "boolean",
-        description: "Hold flagged commissions for review instead of approving them",
-      }),
+    hold_flagged_commissions: z.unknown().optional().openapi({
+      type: "boolean",
+      description: "Hold flagged commissions for review instead of approving them",
+    }),
     email_attribution_settled_leads_only: z.unknown().optional().openapi({
       type: "boolean",
       description: "Attribute payments found by email only to settled leads (not provisional ones)",
