@@ -108,12 +108,9 @@ const FeedEventSchema = z.object({
     description:
       "Lead, sale: the fraud signal codes stored on the row (never blocking); empty when none, and for clicks and refunds",
   }),
-  commission_fraud_flags: z
-    .array(z.string())
-    .nullable()
-    .openapi({
-      description: "Sale: its commission's fraud signal codes (empty when none); null for other kinds",
-    }),
+  commission_fraud_flags: z.array(z.string()).nullable().openapi({
+    description: "Sale: its commission's fraud signal codes (empty when none); null for other kinds",
+  }),
 });
 
 export const EventsPageSchema = ok("DashboardEvents", {
