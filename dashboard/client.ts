@@ -223,6 +223,26 @@ function eventDetail(e: Json): string {
   return e.kind === "refund" && e.reason ? `${amount} (${String(e.reason)})` : amount;
 }
 
+/** The row's fraud codes and, for a sale, its commission's: each once (the server view does the same). */
+function eventFlags(e: Json): string[] {
+  const own = Array.isArray(e.fraud_flags) ? e.fraud_flags : [];
+  const commission = Array.isArray(e.commission_fraud_flags) ? e.commission_fraud_flags : [];
+  return [...new Set([...own, ...commission].map(String))];
+}
+
+function detailCell(e: Json): HTMLTableCellElement {
+  const td = cell(eventDetail(e));
+  const flags = eventFlags(e);
+  if (flags.length > 0) {
+    const tag = document.createElement("span");
+    tag.className = "tag tag-flag";
+    tag.dataset.role = "flags";
+    tag.textContent = `flagged: ${flags.join(", ")}`;
+    td.append(" ", tag);
+  }
+  return td;
+}
+
 async function refreshEvents(id: string): Promise<void> {
   const answer = await api("GET", `/api/tracking/events/${id}?limit=12`);
   const body = $("#events-rows");
@@ -232,6 +252,7 @@ async function refreshEvents(id: string): Promise<void> {
     ...events.map((e) => {
       const row = document.createElement("tr");
       row.dataset.test = String(e.test);
+      row.dataset.flagged = String(eventFlags(e).length > 0);
       const at = String(e.created_at);
       const mode = document.createElement("td");
       const tag = document.createElement("span");
@@ -244,7 +265,7 @@ async function refreshEvents(id: string): Promise<void> {
         cell(String(e.kind)),
         mode,
         cell(partner ? String(partner.name) : "(direct)"),
-        cell(eventDetail(e)),
+        detailCell(e),
       );
       return row;
     }),
@@ -333,6 +354,42 @@ async function createLink(form: HTMLFormElement): Promise<void> {
   }
 }
 
+// ---- fraud settings ----
+
+async function saveFraudSettings(form: HTMLFormElement): Promise<void> {
+  const id = form.dataset.programId;
+  const errorBox = $("#fraud-settings-error");
+  const saved = $("#fraud-settings-saved");
+  showError(errorBox, null);
+  if (saved) saved.textContent = "";
+  const checked = (name: string) => Boolean($<HTMLInputElement>(`input[name=${name}]`, form)?.checked);
+  const body = {
+    hold_flagged_commissions: checked("hold_flagged_commissions"),
+    email_attribution_settled_leads_only: checked("email_attribution_settled_leads_only"),
+  };
+  const submit = $<HTMLButtonElement>("button[type=submit]", form);
+  if (submit) submit.disabled = true;
+  try {
+    const answer = await api("PATCH", `/api/v1/programs/${id}/settings`, body);
+    if (!answer.ok) return showError(errorBox, errorMessage(answer));
+    const data = answer.body.data as Json;
+    const lines = (data.summary as unknown[]) ?? [];
+    $("#settings-summary")?.replaceChildren(
+      ...lines.map((line) => {
+        const item = document.createElement("li");
+        item.textContent = String(line);
+        return item;
+      }),
+    );
+    const changed = (data.changed as unknown[]) ?? [];
+    if (saved) saved.textContent = changed.length > 0 ? "Saved." : "Nothing changed.";
+  } catch {
+    showError(errorBox, "The service could not be reached. Try again.");
+  } finally {
+    if (submit) submit.disabled = false;
+  }
+}
+
 // ---- keys and sign-out ----
 
 async function regenerateKey(form: HTMLFormElement): Promise<void> {
@@ -380,6 +437,7 @@ function start(): void {
   for (const [selector, action] of [
     ["#create-link", createLink],
     ["#regenerate-key", regenerateKey],
+    ["#fraud-settings", saveFraudSettings],
   ] as const) {
     const form = $<HTMLFormElement>(selector);
     form?.addEventListener("submit", (event) => {

@@ -104,6 +104,13 @@ const FeedEventSchema = z.object({
   currency: z.string().nullable(),
   transaction_id: z.string().nullable().openapi({ description: "Sale, refund: the sale's transaction id" }),
   reason: z.string().nullable().openapi({ description: "Refund: `refund` or `chargeback`" }),
+  fraud_flags: z.array(z.string()).openapi({
+    description:
+      "Lead, sale: the fraud signal codes stored on the row (never blocking); empty when none, and for clicks and refunds",
+  }),
+  commission_fraud_flags: z.array(z.string()).nullable().openapi({
+    description: "Sale: its commission's fraud signal codes (empty when none); null for other kinds",
+  }),
 });
 
 export const EventsPageSchema = ok("DashboardEvents", {

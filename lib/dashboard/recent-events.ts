@@ -1,8 +1,9 @@
 import { type SQL, sql } from "drizzle-orm";
-import { refunds } from "../../schema/commissions.ts";
+import { commissions, refunds } from "../../schema/commissions.ts";
 import { clickEvents, leadEvents, saleEvents } from "../../schema/events.ts";
 import { partners, referralLinks } from "../../schema/partners.ts";
 import type { Database } from "../db/client.ts";
+import { fromDriver } from "../db/columns.ts";
 import {
   type EventCursor,
   type EventKind,
@@ -30,6 +31,10 @@ export interface FeedEvent {
   currency: string | null;
   transaction_id: string | null;
   reason: string | null;
+  /** Lead and sale: the fraud signal codes stored on the row; empty for clicks, refunds and unflagged rows. */
+  fraud_flags: string[];
+  /** Sale: its commission's fraud signal codes (empty without a commission or flags); null for other kinds. */
+  commission_fraud_flags: string[] | null;
 }
 
 export interface EventsPage {
@@ -70,7 +75,8 @@ function kindQuery(kind: EventKind, programId: number, q: EventsQuery, take: num
           ${clickEvents.createdAt} as created_at, ${clickEvents.isTest} as is_test, ${clickEvents.partnerId} as partner_id,
           ${clickEvents.linkId} as link_id, ${clickEvents.clickId} as click_id, ${clickEvents.landingPage} as landing_page,
           null::text as customer_key, null::text as event_name, null::boolean as provisional,
-          null::bigint as amount_cents, null::text as currency, null::text as transaction_id, null::text as reason
+          null::bigint as amount_cents, null::text as currency, null::text as transaction_id, null::text as reason,
+          '{}'::text[] as fraud_flags, null::text[] as commission_fraud_flags
         from ${clickEvents} where ${clickEvents.programId} = ${programId}::int
           and ${common(sql`${clickEvents.createdAt}`, sql`${clickEvents.id}`, sql`${clickEvents.isTest}`)})`;
     case "lead":
@@ -79,7 +85,8 @@ function kindQuery(kind: EventKind, programId: number, q: EventsQuery, take: num
           null::int as link_id, ${leadEvents.clickId} as click_id, null::text as landing_page,
           ${leadEvents.customerKey} as customer_key, ${leadEvents.eventName} as event_name,
           ${leadEvents.provisional} as provisional, null::bigint as amount_cents, null::text as currency,
-          null::text as transaction_id, null::text as reason
+          null::text as transaction_id, null::text as reason, ${leadEvents.fraudFlags} as fraud_flags,
+          null::text[] as commission_fraud_flags
         from ${leadEvents} where ${leadEvents.programId} = ${programId}::int
           and ${common(sql`${leadEvents.createdAt}`, sql`${leadEvents.id}`, sql`${leadEvents.isTest}`)})`;
     case "sale":
@@ -87,7 +94,10 @@ function kindQuery(kind: EventKind, programId: number, q: EventsQuery, take: num
           ${saleEvents.createdAt} as created_at, ${saleEvents.isTest} as is_test, ${saleEvents.partnerId} as partner_id,
           null::int as link_id, null::text as click_id, null::text as landing_page, null::text as customer_key,
           null::text as event_name, null::boolean as provisional, ${saleEvents.amountCents} as amount_cents,
-          ${saleEvents.currency} as currency, ${saleEvents.processorEventId} as transaction_id, null::text as reason
+          ${saleEvents.currency} as currency, ${saleEvents.processorEventId} as transaction_id, null::text as reason,
+          ${saleEvents.fraudFlags} as fraud_flags,
+          coalesce((select ${commissions.fraudFlags} from ${commissions} where ${commissions.saleId} = ${saleEvents.id}),
+                   '{}'::text[]) as commission_fraud_flags
         from ${saleEvents} where ${saleEvents.programId} = ${programId}::int
           and ${common(sql`${saleEvents.createdAt}`, sql`${saleEvents.id}`, sql`${saleEvents.isTest}`)})`;
     case "refund":
@@ -95,7 +105,8 @@ function kindQuery(kind: EventKind, programId: number, q: EventsQuery, take: num
           s.is_test as is_test, s.partner_id as partner_id, null::int as link_id, null::text as click_id,
           null::text as landing_page, null::text as customer_key, null::text as event_name,
           null::boolean as provisional, r.amount_cents as amount_cents, s.currency as currency,
-          s.processor_event_id as transaction_id, r.reason as reason
+          s.processor_event_id as transaction_id, r.reason as reason, '{}'::text[] as fraud_flags,
+          null::text[] as commission_fraud_flags
         from ${refunds} r join ${saleEvents} s on s.id = r.sale_id
         where r.program_id = ${programId}::int
           and ${common(sql`r.created_at`, sql`r.id`, sql`s.is_test`)})`;
@@ -143,6 +154,11 @@ export async function readRecentEvents(db: Database, programId: number, q: Event
       currency: text(row.currency),
       transaction_id: text(row.transaction_id),
       reason: text(row.reason),
+      fraud_flags: fromDriver(leadEvents.fraudFlags, row.fraud_flags),
+      commission_fraud_flags:
+        row.commission_fraud_flags === null
+          ? null
+          : fromDriver(commissions.fraudFlags, row.commission_fraud_flags),
     };
   });
   const last = page[page.length - 1];

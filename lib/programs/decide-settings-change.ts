@@ -32,6 +32,10 @@ export interface ProgramSettings {
   holdDays: number;
   commissionRules: CommissionRuleSetting[];
   stripeAccountId: string | null;
+  /** Fraud: a flagged commission stays pending for review when its hold ends instead of being approved. */
+  holdFlaggedCommissions: boolean;
+  /** Fraud: a payment found by the buyer's email is attributed only to a settled lead, never a provisional one. */
+  emailAttributionSettledLeadsOnly: boolean;
 }
 
 /** The body's field names (snake_case), in the order they are checked. */
@@ -47,6 +51,8 @@ export const settingFields = [
   "hold_days",
   "commission_rules",
   "stripe_account_id",
+  "hold_flagged_commissions",
+  "email_attribution_settled_leads_only",
 ] as const;
 export type SettingField = (typeof settingFields)[number];
 
@@ -129,6 +135,12 @@ export function checkStripeAccountId(value: unknown): FieldCheck<string | null> 
     field: "stripe_account_id",
     message: "stripe_account_id must be a connected account id such as acct_1A2b3C, or null to disconnect",
   };
+}
+
+/** The fraud switches: JSON booleans only (no "true" strings or 0/1), so a typo cannot turn one on. */
+function checkSwitch(value: unknown, field: SettingField): FieldCheck<boolean> {
+  if (typeof value === "boolean") return { ok: true, value };
+  return { ok: false, field, message: `${field} must be true or false` };
 }
 
 const productIdPattern = /^[\x21-\x7e]{1,255}$/;
@@ -260,6 +272,19 @@ export function decideSettingsChange(
     if (!account.ok) return account;
     next.stripeAccountId = account.value;
   }
+  if (has("hold_flagged_commissions")) {
+    const hold = checkSwitch(body.hold_flagged_commissions, "hold_flagged_commissions");
+    if (!hold.ok) return hold;
+    next.holdFlaggedCommissions = hold.value;
+  }
+  if (has("email_attribution_settled_leads_only")) {
+    const settledOnly = checkSwitch(
+      body.email_attribution_settled_leads_only,
+      "email_attribution_settled_leads_only",
+    );
+    if (!settledOnly.ok) return settledOnly;
+    next.emailAttributionSettledLeadsOnly = settledOnly.value;
+  }
   return { ok: true, next, changes: diffSettings(current, next) };
 }
 
@@ -275,6 +300,8 @@ const fieldOf: Record<SettingField, keyof ProgramSettings> = {
   hold_days: "holdDays",
   commission_rules: "commissionRules",
   stripe_account_id: "stripeAccountId",
+  hold_flagged_commissions: "holdFlaggedCommissions",
+  email_attribution_settled_leads_only: "emailAttributionSettledLeadsOnly",
 };
 
 /** What the audit log records: each changed field's old and new value, in the API's own shape. */

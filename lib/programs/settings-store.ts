@@ -69,6 +69,8 @@ export async function readProgramSettings(db: Database, programId: number): Prom
         durationMonths: r.durationMonths,
       })),
       stripeAccountId: p.stripeAccountId,
+      holdFlaggedCommissions: p.holdFlaggedCommissions,
+      emailAttributionSettledLeadsOnly: p.emailAttributionSettledOnly,
     },
     keys: keyRows.map((k) => ({
       id: k.id,
@@ -118,6 +120,8 @@ export async function writeProgramSettings(db: Database, write: SettingsWrite): 
         duration_months = ${next.durationMonths},
         hold_days = ${next.holdDays},
         stripe_account_id = ${next.stripeAccountId},
+        hold_flagged_commissions = ${next.holdFlaggedCommissions},
+        email_attribution_settled_only = ${next.emailAttributionSettledLeadsOnly},
         updated_at = greatest(${now.toISOString()}::timestamptz, ${programs.updatedAt} + interval '1 microsecond')
       where ${programs.id} = ${programId} and ${programs.updatedAt}::text = ${stored.version}
       returning 1

@@ -1,3 +1,4 @@
+import { fraudSection, type ReadinessFraud } from "./fraud-section.ts";
 import { type EventSample, evidenceSampleSize, type ReadinessFacts } from "./readiness-store.ts";
 
 export const readinessStages = ["setup", "click", "lead", "sale", "refund", "payments"] as const;
@@ -34,6 +35,8 @@ export interface ReadinessVerdict {
   /** Evidence counts look at most at this many of the newest events of each kind. */
   evidence_sample_size: number;
   checks: ReadinessCheck[];
+  /** Informational, never a check: flagged live rows in the sample and the fraud settings. */
+  fraud: ReadinessFraud;
 }
 
 export const readinessDocsUrl = "https://docs.affiliate-tracking.dev/readiness";
@@ -280,10 +283,10 @@ export function decideReadiness(facts: ReadinessFacts, now: Date): ReadinessVerd
     }),
   );
 
-  return summarize(f.programId, checks, now);
+  return { ...summarize(f.programId, checks, now), fraud: fraudSection(f.fraud) };
 }
 
-function summarize(programId: number, checks: ReadinessCheck[], now: Date): ReadinessVerdict {
+function summarize(programId: number, checks: ReadinessCheck[], now: Date): Omit<ReadinessVerdict, "fraud"> {
   const count = (status: CheckStatus) => checks.filter((c) => c.status === status).length;
   const required = checks.filter((c) => c.required);
   const requiredPassing = required.filter((c) => c.status === "pass").length;

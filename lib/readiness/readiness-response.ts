@@ -38,5 +38,22 @@ export const ReadinessResponseSchema = z
     checked_at: z.string(),
     evidence_sample_size: z.number().int(),
     checks: z.array(CheckSchema),
+    fraud: z
+      .object({
+        flagged: z.object({
+          leads: z.number().int(),
+          sales: z.number().int(),
+          commissions: z.number().int(),
+        }),
+        codes: z.array(z.string()).openapi({ description: "Signal codes seen on those rows, sorted" }),
+        hold_flagged_commissions: z.boolean(),
+        email_attribution_settled_leads_only: z.boolean(),
+        message: z.string(),
+      })
+      .openapi({
+        description:
+          "Informational, never a check: live leads, sales and commissions with fraud flags among the newest " +
+          "`evidence_sample_size` of each kind, the codes seen, and the program's fraud settings.",
+      }),
   })
   .openapi("ReadinessVerdict");

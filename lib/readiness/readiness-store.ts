@@ -37,6 +37,18 @@ export interface ReadinessFacts {
   commissions: EventSample;
   refunds: EventSample;
   testEvents: EventSample;
+  fraud: FraudFacts;
+}
+
+/** Flagged live rows among the same newest events the checks sample, and the program's fraud settings. */
+export interface FraudFacts {
+  flaggedLeads: number;
+  flaggedSales: number;
+  flaggedCommissions: number;
+  /** Every signal code on those rows, sorted, each once. */
+  codes: string[];
+  holdFlaggedCommissions: boolean;
+  emailAttributionSettledOnly: boolean;
 }
 
 export type ReadinessSubject = { programId: number } | { keyHash: string };
@@ -67,6 +79,14 @@ type FactsRow = {
   commissions: Sample;
   refunds: Sample;
   test_events: Sample;
+  fraud: {
+    leads: number;
+    sales: number;
+    commissions: number;
+    codes: string[];
+    hold_flagged_commissions: boolean;
+    email_attribution_settled_only: boolean;
+  };
 };
 type KeyRow = {
   program_id: number;
@@ -99,7 +119,9 @@ export async function readReadinessFacts(
       from program_api_keys where key_hash = ${keyHash}::text and revoked_at is null
     ),
     program as (
-      select id, lead_auth_policy, allowed_origins, stripe_account_id from programs
+      select id, lead_auth_policy, allowed_origins, stripe_account_id, hold_flagged_commissions,
+             email_attribution_settled_only
+      from programs
       where id = coalesce(${programId}::int, (select program_id from key))
     ),
     live_keys as (
@@ -132,17 +154,17 @@ export async function readReadinessFacts(
       from recent_clicks cross join program
     ),
     recent_leads as (
-      select provisional, settled_at, created_at from affiliate_lead_events
+      select provisional, settled_at, created_at, fraud_flags from affiliate_lead_events
       where program_id = (select id from program) and not is_test
       order by created_at desc limit ${n}::int
     ),
     recent_sales as (
-      select source, created_at from affiliate_sale_events
+      select source, created_at, fraud_flags from affiliate_sale_events
       where program_id = (select id from program) and not is_test
       order by created_at desc limit ${n}::int
     ),
     recent_commissions as (
-      select created_at from commissions
+      select created_at, fraud_flags from commissions
       where program_id = (select id from program) and not is_test
       order by created_at desc limit ${n}::int
     ),
@@ -184,7 +206,18 @@ export async function readReadinessFacts(
         'commissions', (select json_build_object('count', count(*), 'last_at', max(created_at)) from recent_commissions),
         'refunds', (select json_build_object('count', count(*), 'last_at', max(created_at)) from recent_refunds),
         'test_events', (select json_build_object('count', least(count(*), ${n}::int), 'last_at', max(created_at))
-                        from recent_tests)
+                        from recent_tests),
+        -- Informational: flags never change a check or the verdict.
+        'fraud', json_build_object(
+          'leads', (select count(*) from recent_leads where cardinality(fraud_flags) > 0),
+          'sales', (select count(*) from recent_sales where cardinality(fraud_flags) > 0),
+          'commissions', (select count(*) from recent_commissions where cardinality(fraud_flags) > 0),
+          'codes', (select coalesce(json_agg(code order by code), '[]'::json) from (
+                      select unnest(fraud_flags) as code from recent_leads
+                      union select unnest(fraud_flags) from recent_sales
+                      union select unnest(fraud_flags) from recent_commissions) seen),
+          'hold_flagged_commissions', p.hold_flagged_commissions,
+          'email_attribution_settled_only', p.email_attribution_settled_only)
       ) from program p) as facts
   `);
   const row = result.rows[0];
@@ -222,6 +255,14 @@ export async function readReadinessFacts(
       commissions: sample(f.commissions),
       refunds: sample(f.refunds),
       testEvents: sample(f.test_events),
+      fraud: {
+        flaggedLeads: Number(f.fraud.leads),
+        flaggedSales: Number(f.fraud.sales),
+        flaggedCommissions: Number(f.fraud.commissions),
+        codes: f.fraud.codes.map(String),
+        holdFlaggedCommissions: f.fraud.hold_flagged_commissions,
+        emailAttributionSettledOnly: f.fraud.email_attribution_settled_only,
+      },
     },
   };
 }

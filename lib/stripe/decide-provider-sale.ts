@@ -32,6 +32,12 @@ export interface ProviderClick extends SaleClick {
 /** Everything the attribution of one payment needs (one read, see `provider-sale-store.ts`). */
 export interface ProviderSaleFacts {
   program: SaleProgram;
+  /**
+   * The program's `email_attribution_settled_only`: step 2 then matches only customers (settled leads),
+   * never a provisional lead found by the buyer's email, which a partner could have sent with someone
+   * else's email (lead steering).
+   */
+  emailSettledLeadsOnly: boolean;
   productRule: ProductRule | null;
   existingSale: { id: number; programId: number; source: string } | null;
   /** Step 1: metadata `service_click_id`, resolved to the visitor's original click (any program). */
@@ -179,7 +185,7 @@ function resolveAttribution(
   const click = live(facts.click);
   if (click) return { step: "service_click_id", resolution: fromClick(click) };
   if (facts.customerByEmail) return { step: "email", resolution: fromCustomer(facts.customerByEmail) };
-  const emailLead = live(facts.emailLeadClick);
+  const emailLead = facts.emailSettledLeadsOnly ? null : live(facts.emailLeadClick);
   if (emailLead) return { step: "email", resolution: fromClick(emailLead) };
   if (facts.customerByProviderId) {
     return { step: "provider_customer_id", resolution: fromCustomer(facts.customerByProviderId) };

@@ -154,7 +154,8 @@ export async function readProviderSaleFacts(db: Database, q: ProviderSaleQuery):
       (select row_to_json(pr) from (
          select ${p.id} as id, ${p.attributionWindowDays} as attribution_window_days,
                 ${p.commissionType} as commission_type, ${p.commissionRate}::text as commission_rate,
-                ${p.durationMonths} as duration_months, ${p.holdDays} as hold_days, ${r.id} as rule_id,
+                ${p.durationMonths} as duration_months, ${p.holdDays} as hold_days,
+                ${p.emailAttributionSettledOnly} as email_settled_only, ${r.id} as rule_id,
                 ${r.commissionType} as rule_type, ${r.commissionRate}::text as rule_rate,
                 ${r.durationMonths} as rule_duration
          from ${programs} ${p}
@@ -191,6 +192,7 @@ export async function readProviderSaleFacts(db: Database, q: ProviderSaleQuery):
       durationMonths: fromDriver(p.durationMonths, programRow.duration_months),
       holdDays: fromDriver(p.holdDays, programRow.hold_days),
     },
+    emailSettledLeadsOnly: fromDriver(p.emailAttributionSettledOnly, programRow.email_settled_only),
     productRule:
       programRow.rule_id != null
         ? {

@@ -51,6 +51,8 @@ describe("GET /api/v1/programs/:id/settings", () => {
       hold_days: 0,
       commission_rules: [],
       stripe_account_id: null,
+      hold_flagged_commissions: false,
+      email_attribution_settled_leads_only: false,
     });
     expect(data.api_key).toBe(`${owner.apiKey.slice(0, 12)}...${owner.apiKey.slice(-4)}`);
     expect(data.test_api_key).toBe(`${owner.testApiKey.slice(0, 12)}...${owner.testApiKey.slice(-4)}`);
@@ -102,6 +104,8 @@ describe("PATCH /api/v1/programs/:id/settings", () => {
         { product_id: "pro_plan", commission_type: "fixed", commission_rate: 25, duration_months: null },
       ],
       stripe_account_id: "acct_Settings1",
+      hold_flagged_commissions: false,
+      email_attribution_settled_leads_only: false,
     });
     expect(patched.body.data.changed).toHaveLength(11);
     expect(patched.body.data.summary).toContain(
@@ -209,7 +213,7 @@ describe("PATCH /api/v1/programs/:id/settings", () => {
     [
       "unknown field",
       { api_token: "x" },
-      "Unknown setting: api_token. Valid: name, domain, attribution_window_days, lead_auth_policy, allowed_origins, commission_type, commission_rate, duration_months, hold_days, commission_rules, stripe_account_id",
+      "Unknown setting: api_token. Valid: name, domain, attribution_window_days, lead_auth_policy, allowed_origins, commission_type, commission_rate, duration_months, hold_days, commission_rules, stripe_account_id, hold_flagged_commissions, email_attribution_settled_leads_only",
     ],
     ["name empty", { name: " " }, "name must be a non-empty string of at most 200 characters"],
     ["domain", { domain: "not a domain" }, "domain must be a host name such as shop.example.com"],

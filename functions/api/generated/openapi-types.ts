@@ -1336,6 +1336,19 @@ export interface components {
                 /** @description The command-line command that tests this check. */
                 cli: string | null;
             }[];
+            /** @description Informational, never a check: live leads, sales and commissions with fraud flags among the newest `evidence_sample_size` of each kind, the codes seen, and the program's fraud settings. */
+            fraud: {
+                flagged: {
+                    leads: number;
+                    sales: number;
+                    commissions: number;
+                };
+                /** @description Signal codes seen on those rows, sorted */
+                codes: string[];
+                hold_flagged_commissions: boolean;
+                email_attribution_settled_leads_only: boolean;
+                message: string;
+            };
         };
         TypedError: {
             error: {
@@ -1673,6 +1686,10 @@ export interface components {
                         duration_months: number | null;
                     }[];
                     stripe_account_id: string | null;
+                    /** @description A commission with fraud flags stays pending for review when its hold ends */
+                    hold_flagged_commissions: boolean;
+                    /** @description A payment found only by the buyer's email is attributed to settled leads, never to a provisional one */
+                    email_attribution_settled_leads_only: boolean;
                 };
                 /** @description The live key, masked: prefix...last four */
                 api_key: string | null;
@@ -1714,6 +1731,10 @@ export interface components {
             commission_rules?: unknown[];
             /** @description acct_... to connect directly; null disconnects */
             stripe_account_id?: string | null;
+            /** @description Hold flagged commissions for review instead of approving them */
+            hold_flagged_commissions?: boolean;
+            /** @description Attribute payments found by email only to settled leads (not provisional ones) */
+            email_attribution_settled_leads_only?: boolean;
         } & {
             [key: string]: unknown;
         };
@@ -1924,6 +1945,10 @@ export interface components {
                     transaction_id: string | null;
                     /** @description Refund: `refund` or `chargeback` */
                     reason: string | null;
+                    /** @description Lead, sale: the fraud signal codes stored on the row (never blocking); empty when none, and for clicks and refunds */
+                    fraud_flags: string[];
+                    /** @description Sale: its commission's fraud signal codes (empty when none); null for other kinds */
+                    commission_fraud_flags: string[] | null;
                 }[];
                 /** @description Pass as `cursor` for the next page; null at the end */
                 next_cursor: string | null;

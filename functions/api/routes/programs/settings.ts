@@ -51,6 +51,13 @@ export const SettingsSchema = z
         hold_days: z.number().int(),
         commission_rules: z.array(CommissionRuleSchema),
         stripe_account_id: z.string().nullable(),
+        hold_flagged_commissions: z.boolean().openapi({
+          description: "A commission with fraud flags stays pending for review when its hold ends",
+        }),
+        email_attribution_settled_leads_only: z.boolean().openapi({
+          description:
+            "A payment found only by the buyer's email is attributed to settled leads, never to a provisional one",
+        }),
       }),
       api_key: z.string().nullable().openapi({ description: "The live key, masked: prefix...last four" }),
       test_api_key: z.string().nullable().openapi({ description: "The test key, masked" }),
@@ -105,6 +112,14 @@ const SettingsPatchSchema = z
       .unknown()
       .optional()
       .openapi({ type: ["string", "null"], description: "acct_... to connect directly; null disconnects" }),
+    hold_flagged_commissions: z.unknown().optional().openapi({
+      type: "boolean",
+      description: "Hold flagged commissions for review instead of approving them",
+    }),
+    email_attribution_settled_leads_only: z.unknown().optional().openapi({
+      type: "boolean",
+      description: "Attribute payments found by email only to settled leads (not provisional ones)",
+    }),
   })
   .openapi("ProgramSettingsPatch");
 

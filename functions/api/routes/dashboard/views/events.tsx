@@ -9,17 +9,33 @@ export function eventDetail(e: FeedEvent): string {
   return e.kind === "refund" && e.reason ? `${amount} (${e.reason})` : amount;
 }
 
+/** The fraud signal codes of a row and, for a sale, of its commission: each once, in the order stored. */
+export function eventFlags(e: FeedEvent): string[] {
+  return [...new Set([...e.fraud_flags, ...(e.commission_fraud_flags ?? [])])];
+}
+
 export function EventRow(props: { event: FeedEvent }) {
   const e = props.event;
+  const flags = eventFlags(e);
   return (
-    <tr data-test={String(e.test)}>
+    <tr data-test={String(e.test)} data-flagged={String(flags.length > 0)}>
       <td>{formatWhen(e.created_at)}</td>
       <td>{e.kind}</td>
       <td>
         <span class={e.test ? "tag tag-test" : "tag tag-live"}>{e.test ? "test" : "live"}</span>
       </td>
       <td>{e.partner?.name ?? "(direct)"}</td>
-      <td>{eventDetail(e)}</td>
+      <td>
+        {eventDetail(e)}
+        {flags.length > 0 ? (
+          <>
+            {" "}
+            <span class="tag tag-flag" data-role="flags">
+              flagged: {flags.join(", ")}
+            </span>
+          </>
+        ) : null}
+      </td>
     </tr>
   );
 }

@@ -44,6 +44,28 @@ function Check(props: { check: ReadinessCheck }) {
   );
 }
 
+/** Informational, never a check: flagged live rows among the newest events, and the codes seen. */
+function FraudSignals(props: { fraud: ReadinessVerdict["fraud"] }) {
+  const f = props.fraud;
+  const total = f.flagged.leads + f.flagged.sales + f.flagged.commissions;
+  return (
+    <div class="fraud" id="fraud-signals" data-flagged={String(total)}>
+      <h3>Fraud signals</h3>
+      <p data-role="fraud-message">{f.message}</p>
+      {total > 0 ? (
+        <dl class="evidence">
+          <dt>Flagged leads</dt>
+          <dd data-role="flagged-leads">{f.flagged.leads}</dd>
+          <dt>Flagged sales</dt>
+          <dd data-role="flagged-sales">{f.flagged.sales}</dd>
+          <dt>Flagged commissions</dt>
+          <dd data-role="flagged-commissions">{f.flagged.commissions}</dd>
+        </dl>
+      ) : null}
+    </div>
+  );
+}
+
 /** The checklist, and the button that runs the synthetic click -> lead -> sale chain (the script drives it). */
 export function Readiness(props: { programId: number; readiness: ReadinessVerdict }) {
   const r = props.readiness;
@@ -61,6 +83,7 @@ export function Readiness(props: { programId: number; readiness: ReadinessVerdic
           <Check check={check} />
         ))}
       </ol>
+      <FraudSignals fraud={r.fraud} />
       <div class="verify">
         <button type="button" id="run-verification" data-program-id={String(props.programId)}>
           Run the verification chain

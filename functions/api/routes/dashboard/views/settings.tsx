@@ -32,6 +32,30 @@ export function Settings(props: {
           ))}
         </ul>
       )}
+      <h3>Fraud</h3>
+      <form id="fraud-settings" data-program-id={String(props.programId)} class="stack">
+        <label class="check-line">
+          <input
+            type="checkbox"
+            name="hold_flagged_commissions"
+            checked={s.settings.hold_flagged_commissions}
+          />{" "}
+          Hold flagged commissions for review when their hold ends (instead of approving them)
+        </label>
+        <label class="check-line">
+          <input
+            type="checkbox"
+            name="email_attribution_settled_leads_only"
+            checked={s.settings.email_attribution_settled_leads_only}
+          />{" "}
+          Attribute payments found by email only to settled leads (never to a provisional browser lead)
+        </label>
+        <div class="inline">
+          <button type="submit">Save fraud settings</button>
+          <span id="fraud-settings-saved" class="muted" aria-live="polite" />
+        </div>
+        <p id="fraud-settings-error" class="error" role="alert" hidden />
+      </form>
       <h3>Payments</h3>
       {s.settings.stripe_account_id ? (
         <p>
