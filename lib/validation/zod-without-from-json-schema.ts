@@ -6,5 +6,7 @@
  * answer a schema that accepts anything.
  */
 export function fromJSONSchema(): never {
-  throw new Error("z.fromJSONSchema is not part of this build (lib/validation/zod-without-from-json-schema.ts)");
+  throw new Error(
+    "z.fromJSONSchema is not part of this build (lib/validation/zod-without-from-json-schema.ts)",
+  );
 }
