@@ -1,13 +1,16 @@
 /**
  * Builds the dashboard page's assets (`dashboard/client.ts` with uPlot bundled, minified; uPlot's stylesheet
- * plus `dashboard/style.css`, minified) and writes them as a TypeScript module the API worker imports:
- * `functions/api/generated/dashboard-assets.ts`, checked in (as the tracker is). No CDN: the page works
- * offline. A test rebuilds the assets and fails when the checked-in module is stale.
+ * plus `dashboard/style.css`, minified) and writes them as the API worker's Workers static assets,
+ * `dashboard/public/dashboard/assets/app-<version>.js|css` (wrangler.toml `[assets]`, so they are not in
+ * the worker's code), and as a TypeScript module, `functions/api/generated/dashboard-assets.ts`: the worker
+ * imports only its version (the page links the files by it), the tests also the contents. Both checked in
+ * (as the tracker is). No CDN: the page works offline. A test rebuilds the assets and fails when anything
+ * checked in is stale.
  *
  *   npm run build:dashboard
  */
 import { createHash } from "node:crypto";
-import { readFile, writeFile } from "node:fs/promises";
+import { mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -17,6 +20,8 @@ const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 export const DASHBOARD_ENTRY = join(root, "dashboard", "client.ts");
 export const DASHBOARD_STYLE_SOURCE = join(root, "dashboard", "style.css");
 export const DASHBOARD_MODULE = join(root, "functions", "api", "generated", "dashboard-assets.ts");
+/** Where the files go: served at `/dashboard/assets/<name>` (the `[assets]` directory is `dashboard/public`). */
+export const DASHBOARD_ASSETS_DIR = join(root, "dashboard", "public", "dashboard", "assets");
 
 export interface DashboardBuild {
   script: string;
@@ -64,9 +69,24 @@ export function dashboardModuleText({ script, style, version }: DashboardBuild):
   ].join("\n");
 }
 
+/** The static files a build serves, by name (the version in the name changes with the content). */
+export function dashboardAssetFiles({ script, style, version }: DashboardBuild): Record<string, string> {
+  return { [`app-${version}.js`]: script, [`app-${version}.css`]: style };
+}
+
+/** Replaces the served files with this build's (an old version's files would stay reachable otherwise). */
+export async function writeDashboardAssetFiles(built: DashboardBuild): Promise<void> {
+  await mkdir(DASHBOARD_ASSETS_DIR, { recursive: true });
+  for (const name of await readdir(DASHBOARD_ASSETS_DIR)) await rm(join(DASHBOARD_ASSETS_DIR, name));
+  for (const [name, text] of Object.entries(dashboardAssetFiles(built))) {
+    await writeFile(join(DASHBOARD_ASSETS_DIR, name), text);
+  }
+}
+
 if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
   const built = await buildDashboard();
   await writeFile(DASHBOARD_MODULE, dashboardModuleText(built));
+  await writeDashboardAssetFiles(built);
   console.log(
     `dashboard ${built.version}: script ${built.script.length} bytes, style ${built.style.length} bytes -> ${DASHBOARD_MODULE}`,
   );

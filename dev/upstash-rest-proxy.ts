@@ -1,8 +1,9 @@
 /**
  * A local stand-in for Upstash's Redis REST API, in front of a real Redis.
  *
- * Production rate limiting goes through `@upstash/ratelimit` -> `@upstash/redis` (HTTP), so tests and local
- * runs point that exact client stack at this proxy instead of mocking it. Only what those clients send is
+ * Production rate limiting calls Upstash's REST API with `fetch` (lib/ratelimit/upstash-rest.ts), and the
+ * SDK (`@upstash/ratelimit` -> `@upstash/redis`) speaks the same protocol, so tests and local runs point
+ * either at this proxy instead of mocking it. Only what those clients send is
  * implemented: `POST /` (one command), `POST /pipeline`, `POST /multi-exec`. `@upstash/redis` never uses the
  * `/set/k/v` URL form for ordinary commands (only for SUBSCRIBE streams), so neither does this proxy.
  */

@@ -1,24 +1,64 @@
-import { neon, neonConfig } from "@neondatabase/serverless";
-import { drizzle, type NeonHttpDatabase } from "drizzle-orm/neon-http";
+import type { NeonQueryFunction } from "@neondatabase/serverless";
+import type { BatchItem, BatchResponse } from "drizzle-orm/batch";
+import type { NeonHttpDatabase } from "drizzle-orm/neon-http";
+import { NeonHttpSession } from "drizzle-orm/neon-http/session";
+import { PgDatabase } from "drizzle-orm/pg-core/db";
+import { PgDialect } from "drizzle-orm/pg-core/dialect";
+import {
+  createTableRelationsHelpers,
+  extractTablesRelationalConfig,
+  type TablesRelationalConfig,
+} from "drizzle-orm/relations";
 import * as schema from "../../schema/index.ts";
 import type { Config } from "../config/env.ts";
+import { neonConfig, sqlOverHttp } from "./sql-over-http.ts";
 
 export type Database = NeonHttpDatabase<typeof schema>;
 
 let cached: { key: string; db: Database } | undefined;
 
 /**
- * One drizzle client over Neon's HTTP driver per isolate. Every call is one HTTP round trip; a
+ * One drizzle client over Neon's SQL-over-HTTP protocol per isolate. Every call is one HTTP round trip; a
  * `db.batch([...])` is one round trip and one non-interactive transaction.
  */
 export function databaseFor(config: Config): Database {
   const key = `${config.databaseUrl}|${config.neonFetchEndpoint ?? ""}`;
   if (cached?.key === key) return cached.db;
   if (config.neonFetchEndpoint) {
-    // Local stack: the same driver, pointed at our Neon-protocol endpoint instead of Neon's.
+    // Local stack: the same client, pointed at our Neon-protocol endpoint instead of Neon's.
     neonConfig.fetchEndpoint = config.neonFetchEndpoint;
   }
-  const db = drizzle({ client: neon(config.databaseUrl), schema });
+  const db = drizzleOverHttp(config.databaseUrl);
   cached = { key, db };
   return db;
+}
+
+/**
+ * What `drizzle({ client: neon(url), schema })` from `drizzle-orm/neon-http` builds, over our client: that
+ * entry point imports the driver package for its `neon()` and type parsers, so it would bring the driver
+ * back into the bundle. Its session (the part that talks to the client) is used as it is.
+ */
+function drizzleOverHttp(connectionString: string): Database {
+  const client = sqlOverHttp(connectionString) as unknown as NeonQueryFunction<false, false>;
+  const dialect = new PgDialect();
+  const tables = extractTablesRelationalConfig(schema, createTableRelationsHelpers);
+  const relational = { fullSchema: schema, schema: tables.tables, tableNamesMap: tables.tableNamesMap };
+  const session = new NeonHttpSession(client, dialect, relational, {});
+  return new HttpDatabase(dialect, session, relational) as unknown as Database;
+}
+
+/** `NeonHttpDatabase` without the driver import: a batch is one request run as one transaction. */
+type HttpSession = NeonHttpSession<Record<string, unknown>, TablesRelationalConfig>;
+
+class HttpDatabase extends PgDatabase<never, typeof schema> {
+  private readonly httpSession: HttpSession;
+
+  constructor(dialect: PgDialect, session: HttpSession, relational: unknown) {
+    super(dialect, session as never, relational as never);
+    this.httpSession = session;
+  }
+
+  batch<U extends BatchItem<"pg">, T extends Readonly<[U, ...U[]]>>(batch: T): Promise<BatchResponse<T>> {
+    return this.httpSession.batch(batch);
+  }
 }

@@ -29,6 +29,8 @@ export interface WorkerBindings {
   WEBHOOK_SECRET_KEY?: string;
   /** Webhook deliveries, put on it by the cron and sent by this worker's consumer (`lib/webhooks`). */
   WEBHOOKS?: Queue<unknown>;
+  /** The static assets (wrangler.toml `[assets]`): the dashboard's script and styles. */
+  ASSETS?: Fetcher;
 }
 
 /** Everything a handler needs, built once per request by the `dependencies` middleware. */

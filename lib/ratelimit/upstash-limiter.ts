@@ -1,73 +1,102 @@
-import { Ratelimit } from "@upstash/ratelimit";
-import { Redis } from "@upstash/redis/cloudflare";
 import { rootLogger } from "../log.ts";
 import type { RateLimiter, RateLimitPolicy, RateLimitResult } from "./types.ts";
+import { UpstashRest } from "./upstash-rest.ts";
 
 /**
- * Shared counts across every instance through Upstash. One `Ratelimit` per policy, created once per isolate
- * (its ephemeral cache then answers already-blocked callers without a Redis trip). If Redis does not
- * answer within `timeoutMs` the request is let through: a limiter outage must not take tracking down.
+ * The fixed window as one atomic script: count the call, and start the window's expiry with its first call.
+ * (The same steps, keys and replies as `@upstash/ratelimit`'s `fixedWindow`, which this replaces.)
+ */
+const FIXED_WINDOW_SCRIPT = `local used = redis.call("INCRBY", KEYS[1], 1)
+if used == 1 then
+  redis.call("PEXPIRE", KEYS[1], ARGV[1])
+end
+return used`;
+
+/**
+ * Shared counts across every instance through Upstash's REST API. A caller over the limit is remembered in
+ * this isolate until its window ends, and answered without a Redis trip. If Redis does not answer within
+ * `timeoutMs` (or fails) the request is let through: a limiter outage must not take tracking down.
  */
 export class UpstashRateLimiter implements RateLimiter {
-  private readonly redis: Redis;
-  private readonly limiters = new Map<string, Ratelimit>();
+  private readonly redis: UpstashRest;
+  private readonly timeoutMs: number;
+  /** Key -> end of the window (ms) for callers already refused in it. */
+  private readonly blockedUntil = new Map<string, number>();
+  private scriptSha1: Promise<string> | undefined;
 
   constructor(options: { url: string; token: string; timeoutMs?: number }) {
     // One quick retry at most: the limiter must answer within its timeout or step aside.
-    this.redis = new Redis({
-      url: options.url,
-      token: options.token,
-      enableTelemetry: false,
-      retry: { retries: 1, backoff: () => 50 },
-    });
+    this.redis = new UpstashRest({ url: options.url, token: options.token, retries: 1, retryDelayMs: 50 });
     this.timeoutMs = options.timeoutMs ?? 1000;
   }
 
-  private readonly timeoutMs: number;
-
   async check(policy: RateLimitPolicy, key: string): Promise<RateLimitResult> {
+    const windowMs = policy.windowSeconds * 1000;
+    const now = Date.now();
+    const bucket = Math.floor(now / windowMs);
+    const windowEnd = (bucket + 1) * windowMs;
+    const identifier = `ratelimit:${policy.name}:${key}`;
+
+    const blockedUntil = this.blockedUntil.get(identifier);
+    if (blockedUntil !== undefined) {
+      if (blockedUntil >= now) return refused(policy, blockedUntil);
+      this.blockedUntil.delete(identifier);
+    }
+
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const timedOut = new Promise<"timeout">((resolve) => {
+      timer = setTimeout(() => resolve("timeout"), this.timeoutMs);
+    });
     try {
-      const response = await this.limiterFor(policy).limit(key);
-      if (response.reason !== "timeout") {
+      const used = await Promise.race([this.count(`${identifier}:${bucket}`, windowMs), timedOut]);
+      if (used !== "timeout") {
+        if (used > policy.limit) {
+          this.blockedUntil.set(identifier, windowEnd);
+          return refused(policy, windowEnd);
+        }
         return {
-          allowed: response.success,
-          limit: response.limit,
-          remaining: Math.max(0, response.remaining),
-          resetAt: Math.ceil(response.reset / 1000),
+          allowed: true,
+          limit: policy.limit,
+          remaining: policy.limit - used,
+          resetAt: Math.ceil(windowEnd / 1000),
         };
       }
       rootLogger.warn("rate limiter timed out; request let through", { policy: policy.name });
     } catch (error) {
       rootLogger.error("rate limiter failed; request let through", error, { policy: policy.name });
+    } finally {
+      clearTimeout(timer);
     }
-    return letThrough(policy);
+    return letThrough(policy, windowEnd);
   }
 
-  private limiterFor(policy: RateLimitPolicy): Ratelimit {
-    let limiter = this.limiters.get(policy.name);
-    if (!limiter) {
-      limiter = new Ratelimit({
-        redis: this.redis,
-        limiter: Ratelimit.fixedWindow(policy.limit, `${policy.windowSeconds} s`),
-        prefix: `ratelimit:${policy.name}`,
-        ephemeralCache: new Map(),
-        analytics: false,
-        timeout: this.timeoutMs,
-      });
-      this.limiters.set(policy.name, limiter);
-    }
-    return limiter;
+  private async count(bucketKey: string, windowMs: number): Promise<number> {
+    this.scriptSha1 ??= sha1Hex(FIXED_WINDOW_SCRIPT);
+    const used = await this.redis.script(
+      { text: FIXED_WINDOW_SCRIPT, sha1: await this.scriptSha1 },
+      [bucketKey],
+      [windowMs],
+    );
+    if (typeof used !== "number") throw new Error(`unexpected rate limit count: ${typeof used}`);
+    return used;
   }
 }
 
+function refused(policy: RateLimitPolicy, windowEndMs: number): RateLimitResult {
+  return { allowed: false, limit: policy.limit, remaining: 0, resetAt: Math.ceil(windowEndMs / 1000) };
+}
+
 /** The answer while Redis is unavailable: allowed, with the policy's own figures for the headers. */
-function letThrough(policy: RateLimitPolicy): RateLimitResult {
-  const windowMs = policy.windowSeconds * 1000;
-  const windowEnd = (Math.floor(Date.now() / windowMs) + 1) * windowMs;
+function letThrough(policy: RateLimitPolicy, windowEndMs: number): RateLimitResult {
   return {
     allowed: true,
     limit: policy.limit,
     remaining: policy.limit,
-    resetAt: Math.ceil(windowEnd / 1000),
+    resetAt: Math.ceil(windowEndMs / 1000),
   };
+}
+
+async function sha1Hex(text: string): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-1", new TextEncoder().encode(text));
+  return Array.from(new Uint8Array(digest), (byte) => byte.toString(16).padStart(2, "0")).join("");
 }

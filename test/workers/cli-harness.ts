@@ -1,7 +1,7 @@
 import { SELF } from "cloudflare:test";
-import { neonConfig } from "@neondatabase/serverless";
 import { eq } from "drizzle-orm";
 import { sha256Hex } from "../../lib/auth/api-keys.ts";
+import { neonConfig } from "../../lib/db/sql-over-http.ts";
 import { cliLoginSessions } from "../../schema/cli-login.ts";
 import { advertisers, users, workspaceMembers } from "../../schema/workspaces.ts";
 import { db, freshIp, unique } from "./harness.ts";

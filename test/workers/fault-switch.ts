@@ -1,6 +1,6 @@
-import { neonConfig } from "@neondatabase/serverless";
 import { afterAll, beforeAll, inject } from "vitest";
 import type { FaultSpec, FaultState } from "../../dev/sql-faults.ts";
+import { neonConfig } from "../../lib/db/sql-over-http.ts";
 
 export interface FaultSwitchClient {
   /** Arms `fault` for this file's round trips only (counted from now, once earlier work has settled). */

@@ -1,5 +1,5 @@
-import { neonConfig } from "@neondatabase/serverless";
 import { afterAll, beforeAll } from "vitest";
+import { neonConfig } from "../../lib/db/sql-over-http.ts";
 
 /**
  * Counts the database driver's HTTP round trips (DESIGN.md section 2 budget). The worker runs in the test

@@ -1,5 +1,5 @@
-import { neonConfig } from "@neondatabase/serverless";
 import { beforeAll, describe, expect, it } from "vitest";
+import { neonConfig } from "../../lib/db/sql-over-http.ts";
 import { createProgram } from "./harness.ts";
 import { refund, trackedSale } from "./refund-harness.ts";
 import { countDatabaseRoundTrips } from "./round-trip-counter.ts";

@@ -1,5 +1,5 @@
-import { neonConfig } from "@neondatabase/serverless";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { neonConfig } from "../../lib/db/sql-over-http.ts";
 import { createProgram, type ProgramFixture, postJson } from "./harness.ts";
 import { bearer, leadPath, recordClick } from "./lead-helpers.ts";
 

@@ -13,12 +13,8 @@ import { ACCOUNT_BLOCKED_MESSAGE } from "../../../../lib/identity/identity-error
 import { readSessionSummary } from "../../../../lib/identity/session-summary.ts";
 import { listMyPrograms } from "../../../../lib/programs/list-my-programs.ts";
 import { rateLimits } from "../../../../lib/ratelimit/policies.ts";
-import {
-  DASHBOARD_ASSETS_VERSION,
-  DASHBOARD_SCRIPT,
-  DASHBOARD_STYLE,
-} from "../../generated/dashboard-assets.ts";
 import { pageSession } from "./page-session.ts";
+import { registerDashboardStaticAssets } from "./static-assets.ts";
 import { NoticePage } from "./views/notice-page.tsx";
 import { DashboardPage } from "./views/program-page.tsx";
 
@@ -48,9 +44,9 @@ function groupByOf(value: string | undefined): PageDimension {
 }
 
 /**
- * The dashboard page (server-rendered with Hono JSX) and its two static assets, built into the worker
- * (`npm run build:dashboard`). The page reads through the same use cases as the JSON routes; its script
- * changes things only through those routes, whose cookie-authenticated writes need this origin's `Origin`.
+ * The dashboard page (server-rendered with Hono JSX) and its two static assets (`npm run build:dashboard`,
+ * Workers static assets: ./static-assets.ts). The page reads through the same use cases as the JSON
+ * routes; its script changes things only through those routes, whose cookie-authenticated writes need this origin's `Origin`.
  */
 export function registerDashboard(app: OpenAPIHono<AppEnv>): void {
   app.use(DASHBOARD_PATH, errorPolicy("Failed to show the dashboard"), rateLimit(rateLimits.dashboardPage));
@@ -122,20 +118,5 @@ export function registerDashboard(app: OpenAPIHono<AppEnv>): void {
     );
   });
 
-  app.get("/dashboard/assets/:file", (c) => {
-    const file = c.req.param("file");
-    const asset =
-      file === `app-${DASHBOARD_ASSETS_VERSION}.js`
-        ? { body: DASHBOARD_SCRIPT, type: "application/javascript; charset=utf-8" }
-        : file === `app-${DASHBOARD_ASSETS_VERSION}.css`
-          ? { body: DASHBOARD_STYLE, type: "text/css; charset=utf-8" }
-          : null;
-    if (!asset) return c.notFound();
-    return c.body(asset.body, 200, {
-      "Content-Type": asset.type,
-      // The file name carries the content's hash, so a deploy never serves stale code under it.
-      "Cache-Control": "public, max-age=31536000, immutable",
-      "X-Content-Type-Options": "nosniff",
-    });
-  });
+  registerDashboardStaticAssets(app);
 }
