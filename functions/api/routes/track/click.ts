@@ -7,8 +7,10 @@ import {
   platformErrorResponse,
   rateLimitedResponse,
 } from "../../../../lib/errors/openapi-responses.ts";
+import { deviceHashes } from "../../../../lib/fraud/device-hash.ts";
 import type { AppEnv } from "../../../../lib/http/app-env.ts";
 import { limitBody } from "../../../../lib/http/body-limit.ts";
+import { clientIp } from "../../../../lib/http/client-ip.ts";
 import { browserCors } from "../../../../lib/http/cors.ts";
 import { errorPolicy } from "../../../../lib/http/dependencies.ts";
 import { rateLimit } from "../../../../lib/http/rate-limit.ts";
@@ -71,7 +73,7 @@ export function registerClick(app: OpenAPIHono<AppEnv>): void {
   );
   app.openapi(clickRoute, async (c) => {
     const body = c.req.valid("json");
-    const { db, clock } = c.get("deps");
+    const { db, clock, config } = c.get("deps");
     const affiliateUrl = body.affiliate_url.trim();
     const testMode = body.additional_data?.test_mode === true;
     const eventProgramId = body.additional_data?.program_id ?? null;
@@ -82,6 +84,7 @@ export function registerClick(app: OpenAPIHono<AppEnv>): void {
       testMode,
       newClickId: newClickId(),
     };
+    const userAgent = c.req.header("User-Agent")?.slice(0, 512) ?? null;
     const facts = await readFactsAndRecordClick(db, {
       code: referralCodeOf(affiliateUrl) as string,
       requestedProgramId: intent.requestedProgramId,
@@ -92,7 +95,8 @@ export function registerClick(app: OpenAPIHono<AppEnv>): void {
       newClickId: intent.newClickId,
       affiliateUrl,
       referrer: body.referrer ?? null,
-      userAgent: c.req.header("User-Agent")?.slice(0, 512) ?? null,
+      userAgent,
+      device: await deviceHashes(config.deviceHashKey, clientIp(c), userAgent),
       now: clock.now(),
     });
     c.set("corsAllowedOrigins", facts.link?.allowedOrigins ?? undefined);

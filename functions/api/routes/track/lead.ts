@@ -8,8 +8,10 @@ import {
   platformErrorResponse,
   rateLimitedResponse,
 } from "../../../../lib/errors/openapi-responses.ts";
+import { deviceHashes } from "../../../../lib/fraud/device-hash.ts";
 import type { AppEnv } from "../../../../lib/http/app-env.ts";
 import { limitBody } from "../../../../lib/http/body-limit.ts";
+import { clientIp } from "../../../../lib/http/client-ip.ts";
 import { browserCors } from "../../../../lib/http/cors.ts";
 import { errorPolicy } from "../../../../lib/http/dependencies.ts";
 import { keyRotationNotice } from "../../../../lib/http/key-rotation-notice.ts";
@@ -117,6 +119,15 @@ export function registerLead(app: OpenAPIHono<AppEnv>): void {
     const early = precheckLead(intent);
     if (early) throw leadRefusalError(early, config.docsUrl);
     const keyHash = header.kind === "token" ? await sha256Hex(header.token) : null;
+    // Only a browser lead's device is the customer's: a keyed lead comes from the brand's server.
+    const device =
+      header.kind === "token"
+        ? null
+        : await deviceHashes(
+            config.deviceHashKey,
+            clientIp(c),
+            c.req.header("User-Agent")?.slice(0, 512) ?? null,
+          );
 
     const response: LeadResponse = await withConflictRetry(
       async () => {
@@ -130,7 +141,7 @@ export function registerLead(app: OpenAPIHono<AppEnv>): void {
         c.set("keyRotation", decision.rotation ?? undefined);
         if (decision.allowedOrigins) c.set("corsAllowedOrigins", decision.allowedOrigins);
         if (decision.outcome === "refused") throw leadRefusalError(decision.refusal, config.docsUrl);
-        const { leadEventId } = await writeLead(db, decision.write);
+        const { leadEventId } = await writeLead(db, decision.write, device);
         return decision.outcome === "test" ? testLeadBody(leadEventId, decision.programId) : decision.body;
       },
       { retryOnConstraints: leadConflictConstraints },
