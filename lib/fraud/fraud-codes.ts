@@ -29,3 +29,18 @@ export const fraudThresholds = {
 
 /** Rows one scan statement takes at most: a backlog is worked through over successive runs. */
 export const fraudScanBatch = 1000;
+
+/**
+ * The codes as the OpenAPI document describes them, for every schema field that shows `fraud_flags` (the
+ * events route, readiness, settings): one sentence per code, the README's definitions in short.
+ */
+export const fraudFlagsDescription =
+  "Fraud signal codes found by the scan after the fact (never blocking by default; README, Fraud signals): " +
+  "`self_referral` (the partner's own email, or its private email domain), `disposable_email` (a disposable " +
+  "email domain), `partner_device` (from an address that already converted another customer of the same " +
+  `partner within ${fraudThresholds.partnerDeviceWindowDays} days), \`fast_conversion\` (a lead within ` +
+  `${fraudThresholds.fastLeadSeconds} s or a sale within ${fraudThresholds.fastSaleSeconds} s of the click), ` +
+  `\`ip_velocity\` (${fraudThresholds.velocityCustomers} or more customers' leads from one address within ` +
+  `${fraudThresholds.velocityWindowSeconds / 60} minutes), \`lead_steering\` (a payment settled a customer ` +
+  "whose only leads were provisional, keyless ones). A sale carries its customer's lead codes and its own; a " +
+  "commission carries its sale's.";

@@ -44,7 +44,8 @@ export const clickRoute = createRoute({
   description:
     "Browser-callable, no authentication. Rate limit 60 per minute per IP. First click: send the visitor's " +
     "existing click id as `click_id`; a click through another partner's link of the same program is logged " +
-    "for that partner and the original id is returned.",
+    "for that partner and the original id is returned. The visitor's address and user agent are kept only " +
+    "as keyed hashes, for the fraud signals (README, Fraud signals).",
   request: { body: { required: true, content: { "application/json": { schema: ClickRequestSchema } } } },
   responses: {
     200: okResponse("Click recorded", ClickResponseSchema),

@@ -63,7 +63,8 @@ export const leadRoute = createRoute({
     "Rate limit 30 per minute per IP. Server mode with `Authorization: Bearer <API_KEY>`: the lead settles " +
     "and the customer must belong to the key's program. Browser mode (no Authorization header, or an empty " +
     "Bearer): `click_id` is required; under the program's `server_required` policy (the default) the lead " +
-    "is stored as provisional until the server confirms it. `additional_data.test_mode` records a test lead.",
+    "is stored as provisional until the server confirms it. `additional_data.test_mode` records a test lead. " +
+    "A browser lead keeps the sender's address and user agent as keyed hashes only, for the fraud signals.",
   request: { body: { required: true, content: { "application/json": { schema: LeadRequestSchema } } } },
   responses: {
     200: okResponse("Lead recorded (settled, provisional, or test)", LeadResponseSchema),
