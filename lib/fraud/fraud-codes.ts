@@ -32,9 +32,10 @@ export const fraudScanBatch = 1000;
 
 /**
  * The codes as the OpenAPI document describes them, for every schema field that shows `fraud_flags` (the
- * events route, readiness, settings): one sentence per code, the README's definitions in short.
+ * events route, readiness, settings): one sentence per code, the README's definitions in short. A function, so
+ * a bundle that shows no flags does not carry the text.
  */
-export const fraudFlagsDescription =
+export const fraudFlagsDescription = (): string =>
   "Fraud signal codes found by the scan after the fact (never blocking by default; README, Fraud signals): " +
   "`self_referral` (the partner's own email, or its private email domain), `disposable_email` (a disposable " +
   "email domain), `partner_device` (from an address that already converted another customer of the same " +

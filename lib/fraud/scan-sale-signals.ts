@@ -8,7 +8,8 @@ import { flagUnion } from "./flag-union.ts";
 import { fraudScanBatch, fraudThresholds as t } from "./fraud-codes.ts";
 
 /**
- * Scans the sales not scanned yet (oldest first, at most `limit`) whose customer's leads are all scanned, and
+ * Scans the sales not scanned yet (oldest first, at most `limit`) whose customer's leads are all scanned (their
+ * signals must be known first; the lead scan runs before, in the same job), and
  * stores their signals on the sale and on its commission, in ONE statement (claimed `for update skip locked`:
  * concurrent runs take different sales; a sale once marked is never taken again). A sale gets its customer's
  * lead signals, plus its own:
@@ -29,7 +30,6 @@ export async function scanSaleSignals(db: Database, now: Date, limit = fraudScan
     with claimed as (
       select ${s.id} as id from ${s}
       where ${s.fraudScannedAt} is null
-        -- The customer's lead signals must be known first: the lead scan runs before, in the same job.
         and not exists (
           select 1 from ${l} where ${l.customerId} = ${s.customerId} and ${l.fraudScannedAt} is null)
       order by ${s.id}
