@@ -3,7 +3,6 @@ import { commissions } from "../../schema/commissions.ts";
 import { saleEvents } from "../../schema/events.ts";
 import type { Database } from "../db/client.ts";
 import { columnName } from "../db/columns.ts";
-import { flagUnion } from "./flag-union.ts";
 
 /**
  * A commission written after its sale was scanned (the scheduled repair of a sale whose commission failed)
@@ -16,7 +15,7 @@ export async function copyFlagsToLateCommissions(db: Database, now: Date): Promi
   const result = await db.execute<{ copied: number }>(sql`
     with copied as (
       update ${c}
-      set ${columnName(c.fraudFlags)} = ${flagUnion(c.fraudFlags, s.fraudFlags)}
+      set ${columnName(c.fraudFlags)} = fraud_flag_union(${c.fraudFlags}, ${s.fraudFlags})
       from ${s}
       where ${s.id} = ${c.saleId}
         and ${c.createdAt} > ${now.toISOString()}::timestamptz - interval '1 day'
