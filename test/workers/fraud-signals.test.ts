@@ -1,6 +1,6 @@
 import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import { localDeviceHashKey } from "../../lib/config/env.ts";
+import { ConfigError, localDeviceHashKey, readConfig } from "../../lib/config/env.ts";
 import { deviceHashes } from "../../lib/fraud/device-hash.ts";
 import { scanLeadSignals } from "../../lib/fraud/scan-lead-signals.ts";
 import { scanSaleSignals } from "../../lib/fraud/scan-sale-signals.ts";
@@ -34,6 +34,24 @@ async function calmLead(
   await ageClickAndCustomer(clickId);
   return { clickId, leadId: await leadFrom(p, device, { click_id: clickId, email }) };
 }
+
+describe("DEVICE_HASH_KEY", () => {
+  it.each([
+    { env: {}, key: localDeviceHashKey },
+    { env: { DEVICE_HASH_KEY: "a-production-key-of-some-length" }, key: "a-production-key-of-some-length" },
+  ])("is read once at the entry ($key)", ({ env, key }) => {
+    expect(readConfig({ DATABASE_URL: "postgres://db", ...env }).deviceHashKey).toBe(key);
+  });
+
+  it.each([
+    { value: "short", message: "Too small: expected string to have >=16 characters" },
+    { value: 42, message: "Invalid input: expected string, received number" },
+  ])("refuses $value: a ConfigError naming the binding", ({ value, message }) => {
+    const read = () => readConfig({ DATABASE_URL: "postgres://db", DEVICE_HASH_KEY: value });
+    expect(read).toThrow(ConfigError);
+    expect(read).toThrow(`Invalid worker configuration: DEVICE_HASH_KEY: ${message}`);
+  });
+});
 
 describe("device hashes", () => {
   it("are keyed HMACs of address and user agent: stable per key, never the values, null when unknown", async () => {
