@@ -52,5 +52,8 @@ async function scanFraudSignalsLogged(db: Database, now: Date): Promise<Record<s
   }
 }
 
-/** The every-minute trigger (wrangler.toml) runs only the analytics rollup (`lib/analytics/rollups.ts`). */
+/**
+ * The every-minute trigger (wrangler.toml) runs the webhook dispatch, the analytics rollup
+ * (`lib/analytics/rollups.ts`) and the fraud scan (`lib/fraud/`), not the approval.
+ */
 export const analyticsRollupCron = "* * * * *";
