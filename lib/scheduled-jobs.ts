@@ -3,6 +3,7 @@ import type { Clock } from "./clock.ts";
 import { approveDueCommissions } from "./commissions/approve-due-commissions.ts";
 import { repairMissingCommissions } from "./commissions/repair-missing-commissions.ts";
 import type { Database } from "./db/client.ts";
+import { scanFraudSignals } from "./fraud/scan-fraud-signals.ts";
 import { rootLogger } from "./log.ts";
 import { sendNotifications } from "./notifications/send-batch.ts";
 import { applyPayloadRetention } from "./stripe/payload-retention.ts";
@@ -23,9 +24,12 @@ export async function runScheduledJobs(
   if (cron === analyticsRollupCron) {
     const webhooksDispatched = await dispatchDueWebhooks(db, webhooks, now);
     const rollup = await rollUpAnalytics(db, now);
-    return { rollupPrograms: rollup.programs, rollupRows: rollup.rows, webhooksDispatched };
+    const fraud = await scanFraudSignalsLogged(db, now);
+    return { rollupPrograms: rollup.programs, rollupRows: rollup.rows, webhooksDispatched, ...fraud };
   }
   const commissionsRepaired = await repairMissingCommissions(db, now);
+  // Before approval: a program holding flagged commissions approves only scanned ones.
+  const fraud = await scanFraudSignalsLogged(db, now);
   const approval = await approveDueCommissions(db, now);
   if (notify && approval.notifications.length > 0) {
     try {
@@ -35,8 +39,21 @@ export async function runScheduledJobs(
     }
   }
   const retention = await applyPayloadRetention(db, now);
-  return { commissionsRepaired, commissionsApproved: approval.approved, ...retention };
+  return { commissionsRepaired, commissionsApproved: approval.approved, ...retention, ...fraud };
 }
 
-/** The every-minute trigger (wrangler.toml) runs only the analytics rollup (`lib/analytics/rollups.ts`). */
+/** The fraud scan, whose failure (a deadlock with a concurrent run, say) waits for the next run, blocking no other job. */
+async function scanFraudSignalsLogged(db: Database, now: Date): Promise<Record<string, number>> {
+  try {
+    return { ...(await scanFraudSignals(db, now)) };
+  } catch (error) {
+    rootLogger.error("fraud scan failed", error);
+    return {};
+  }
+}
+
+/**
+ * The every-minute trigger (wrangler.toml) runs the webhook dispatch, the analytics rollup
+ * (`lib/analytics/rollups.ts`) and the fraud scan (`lib/fraud/`), not the approval.
+ */
 export const analyticsRollupCron = "* * * * *";

@@ -85,6 +85,8 @@ export const leadEvents = pgTable(
     uaHash: text("ua_hash"),
     /** Fraud signal codes found for this lead; never blocking by default. */
     fraudFlags: text("fraud_flags").array().notNull().default(sql`'{}'::text[]`),
+    /** When the fraud scan (`lib/fraud/`) looked at this lead; null: not yet. */
+    fraudScannedAt: timestamp("fraud_scanned_at", { withTimezone: true }),
     isTest: boolean("is_test").notNull().default(false),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
   },
@@ -106,6 +108,12 @@ export const leadEvents = pgTable(
     index("affiliate_lead_events_customer_key_idx")
       .on(t.customerKey)
       .where(sql`${t.customerKey} is not null`),
+    /** The fraud scan's queue: leads not scanned yet, oldest first. */
+    index("affiliate_lead_events_fraud_unscanned_idx").on(t.id).where(sql`${t.fraudScannedAt} is null`),
+    /** The device signals look up a program's leads from one address within a window. */
+    index("affiliate_lead_events_program_ip_idx")
+      .on(t.programId, t.ipHash, t.createdAt)
+      .where(sql`${t.ipHash} is not null`),
   ],
 );
 
@@ -150,6 +158,8 @@ export const saleEvents = pgTable(
     needsCommission: boolean("needs_commission").notNull().default(false),
     /** Fraud signal codes found for this sale; never blocking by default. */
     fraudFlags: text("fraud_flags").array().notNull().default(sql`'{}'::text[]`),
+    /** When the fraud scan looked at this sale; null: not yet (a program holding flagged commissions waits). */
+    fraudScannedAt: timestamp("fraud_scanned_at", { withTimezone: true }),
     isTest: boolean("is_test").notNull().default(false),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
     /** The id namespace of `processor_event_id` (see `lib/sales/payment-namespace.ts`). */
@@ -163,5 +173,7 @@ export const saleEvents = pgTable(
     index("affiliate_sale_events_program_created_idx").on(t.programId, t.createdAt),
     index("affiliate_sale_events_created_brin").using("brin", t.createdAt),
     index("affiliate_sale_events_program_test_idx").on(t.programId, t.createdAt).where(sql`${t.isTest}`),
+    /** The fraud scan's queue: sales not scanned yet, oldest first. */
+    index("affiliate_sale_events_fraud_unscanned_idx").on(t.id).where(sql`${t.fraudScannedAt} is null`),
   ],
 );

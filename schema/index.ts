@@ -5,6 +5,7 @@ export * from "./cli-login.ts";
 export * from "./commissions.ts";
 export * from "./customers.ts";
 export * from "./events.ts";
+export * from "./fraud.ts";
 export * from "./notifications.ts";
 export * from "./partners.ts";
 export * from "./payment-aliases.ts";

@@ -28,9 +28,11 @@ export async function approveDueCommissions(
 ): Promise<{ approved: number; notifications: NotificationMessage[] }> {
   const at = now.toISOString();
   const due = await db.execute<DueRow>(sql`
+    with ${holdFlaggedForReview(at)}
     select id, program_id, partner_id, amount_cents, currency, version
     from commissions
     where status = 'pending' and hold_until <= ${at}::timestamptz and not is_test
+      and not ${heldForFraudReview}
     order by hold_until, id
     limit ${limit}`);
   const notifications: NotificationMessage[] = [];
@@ -74,6 +76,32 @@ export async function approveDueCommissions(
     });
   }
   return { approved: notifications.length, notifications };
+}
+
+/**
+ * Under the program's `hold_flagged_commissions`, a commission whose sale the fraud scan has not looked at yet
+ * (`lib/fraud/`), or found signals on, is not approved (in `commissions`' scope).
+ */
+const heldForFraudReview = sql`exists (
+  select 1 from programs p join affiliate_sale_events s on s.id = commissions.sale_id
+  where p.id = commissions.program_id and p.hold_flagged_commissions
+    and (s.fraud_scanned_at is null or cardinality(s.fraud_flags) > 0))`;
+
+/**
+ * Marks for review (`needs_manual_review`) the due commissions that the program holds because their sale is
+ * flagged; they stay `pending`, uncredited, until someone decides. A CTE of the due read (no added round trip);
+ * idempotent: a marked one is not marked again.
+ */
+function holdFlaggedForReview(at: string) {
+  return sql`held_for_review as (
+    update commissions
+    set needs_manual_review = true, version = version + 1, updated_at = ${at}::timestamptz
+    where status = 'pending' and hold_until <= ${at}::timestamptz and not is_test and not needs_manual_review
+      and exists (
+        select 1 from programs p join affiliate_sale_events s on s.id = commissions.sale_id
+        where p.id = commissions.program_id and p.hold_flagged_commissions
+          and s.fraud_scanned_at is not null and cardinality(s.fraud_flags) > 0)
+    returning id)`;
 }
 
 /** Whether the commission was approved by the run at `at` (false when even that cannot be read). */

@@ -4,6 +4,9 @@ import { z } from "zod";
  * The worker's bindings, validated once per isolate at the entry. Nothing else reads raw env: every
  * module receives the parsed `Config`.
  */
+/** The device hash key of the local stack and tests: public, so never the one a deployment uses. */
+export const localDeviceHashKey = "local-device-hash-key-not-a-secret";
+
 const EnvSchema = z.object({
   DATABASE_URL: z.string().min(1, "DATABASE_URL is required"),
   /** Local stack only: where the Neon HTTP driver sends SQL (our local Neon-protocol endpoint). */
@@ -29,6 +32,11 @@ const EnvSchema = z.object({
   STRIPE_API_PROTOCOL: z.enum(["http", "https"]).optional(),
   /** Seals the webhook endpoints' signing secrets at rest (`lib/webhooks/secret-box.ts`); set it in production. */
   WEBHOOK_SECRET_KEY: z.string().min(16).optional(),
+  /**
+   * Keys the device hashes of clicks and browser leads (`lib/fraud/device-hash.ts`), so a stored hash cannot
+   * be matched against a list of addresses without it. Set it in production; the default serves the local stack.
+   */
+  DEVICE_HASH_KEY: z.string().min(16).default(localDeviceHashKey),
 });
 
 export interface Config {
@@ -45,6 +53,8 @@ export interface Config {
   stripeConnect: StripeConnectConfig | undefined;
   /** Unset: webhook secrets are stored unsealed (local stack, tests). */
   webhookSecretKey: string | undefined;
+  /** HMAC key of the device hashes (fraud signals). */
+  deviceHashKey: string;
 }
 
 export interface StripeConnectConfig {
@@ -108,6 +118,7 @@ export function readConfig(env: object): Config {
           }
         : undefined,
     webhookSecretKey: e.WEBHOOK_SECRET_KEY,
+    deviceHashKey: e.DEVICE_HASH_KEY,
   };
   parsed.set(env, config);
   return config;

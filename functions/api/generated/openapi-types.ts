@@ -15,7 +15,7 @@ export interface paths {
         put?: never;
         /**
          * Record a click on a partner's referral link
-         * @description Browser-callable, no authentication. Rate limit 60 per minute per IP. First click: send the visitor's existing click id as `click_id`; a click through another partner's link of the same program is logged for that partner and the original id is returned.
+         * @description Browser-callable, no authentication. Rate limit 60 per minute per IP. First click: send the visitor's existing click id as `click_id`; a click through another partner's link of the same program is logged for that partner and the original id is returned. The visitor's address and user agent are kept only as keyed hashes, for the fraud signals (README, Fraud signals).
          */
         post: operations["postTrackClick"];
         delete?: never;
@@ -35,7 +35,7 @@ export interface paths {
         put?: never;
         /**
          * Record a lead (signup) and link the customer to the click
-         * @description Rate limit 30 per minute per IP. Server mode with `Authorization: Bearer <API_KEY>`: the lead settles and the customer must belong to the key's program. Browser mode (no Authorization header, or an empty Bearer): `click_id` is required; under the program's `server_required` policy (the default) the lead is stored as provisional until the server confirms it. `additional_data.test_mode` records a test lead.
+         * @description Rate limit 30 per minute per IP. Server mode with `Authorization: Bearer <API_KEY>`: the lead settles and the customer must belong to the key's program. Browser mode (no Authorization header, or an empty Bearer): `click_id` is required; under the program's `server_required` policy (the default) the lead is stored as provisional until the server confirms it. `additional_data.test_mode` records a test lead. A browser lead keeps the sender's address and user agent as keyed hashes only, for the fraud signals.
          */
         post: operations["postTrackLead"];
         delete?: never;

@@ -5,6 +5,7 @@ import { referralLinks } from "../../../schema/partners.ts";
 import { programApiKeys, programs } from "../../../schema/programs.ts";
 import type { Database } from "../../db/client.ts";
 import { columnName } from "../../db/columns.ts";
+import type { DeviceHashes } from "../../fraud/device-hash.ts";
 import type { ClickFacts } from "./decide-click.ts";
 
 export interface ClickWrite {
@@ -18,6 +19,8 @@ export interface ClickWrite {
   affiliateUrl: string;
   referrer: string | null;
   userAgent: string | null;
+  /** Keyed hashes of the visitor's address and user agent (fraud signals). */
+  device: DeviceHashes;
   now: Date;
 }
 
@@ -79,9 +82,11 @@ export async function readFactsAndRecordClick(
       insert into ${c}
         (${columnName(c.clickId)}, ${columnName(c.programId)}, ${columnName(c.partnerId)}, ${columnName(c.linkId)},
          ${columnName(c.visitorClickId)}, ${columnName(c.affiliateUrl)}, ${columnName(c.referrer)},
-         ${columnName(c.userAgent)}, ${columnName(c.isTest)}, ${columnName(c.createdAt)})
+         ${columnName(c.userAgent)}, ${columnName(c.ipHash)}, ${columnName(c.uaHash)}, ${columnName(c.isTest)},
+         ${columnName(c.createdAt)})
       select ${w.newClickId}, link.program_id, link.partner_id, link.id, (select click_id from retained),
-             ${w.affiliateUrl}, ${w.referrer}::text, ${w.userAgent}::text, ${w.testMode}::boolean, ${now}::timestamptz
+             ${w.affiliateUrl}, ${w.referrer}::text, ${w.userAgent}::text, ${w.device.ipHash}::text,
+             ${w.device.uaHash}::text, ${w.testMode}::boolean, ${now}::timestamptz
       from link
       where link.is_active
         and link.partner_id is not null

@@ -11,6 +11,7 @@ import { type LeadAuthPolicy, programs } from "../../../schema/programs.ts";
 import { apiKeyRecordFromRow, apiKeyRecordQuery } from "../../auth/program-key.ts";
 import type { Database } from "../../db/client.ts";
 import { columnName, fromDriver } from "../../db/columns.ts";
+import type { DeviceHashes } from "../../fraud/device-hash.ts";
 import { leadWebhookStatement } from "../../webhooks/outbox-statements.ts";
 import type { LeadCustomerFact, LeadEventRow, LeadFacts, LeadWrite } from "./decide-lead.ts";
 
@@ -127,7 +128,7 @@ export async function readLeadFacts(db: Database, r: LeadRead): Promise<LeadFact
   };
 }
 
-function leadEventValues(e: LeadEventRow, customerId: SQL | number | null) {
+function leadEventValues(e: LeadEventRow, customerId: SQL | number | null, device: DeviceHashes | null) {
   return {
     programId: e.programId,
     customerId,
@@ -140,6 +141,8 @@ function leadEventValues(e: LeadEventRow, customerId: SQL | number | null) {
     provisional: e.provisional,
     settledAt: e.settledAt,
     viaApiKey: e.viaApiKey,
+    ipHash: device?.ipHash ?? null,
+    uaHash: device?.uaHash ?? null,
     isTest: e.isTest,
     createdAt: e.createdAt,
   };
@@ -151,12 +154,20 @@ function leadEventValues(e: LeadEventRow, customerId: SQL | number | null) {
  *   identical leads one commits and the other fails with 23505 and re-reads (`leadConflictConstraints`);
  * - promoting an existing `clicked` customer is guarded on that status;
  * - a provisional lead is guarded on no customer of its click or key having become a lead meanwhile.
+ * `device` is the browser's (a lead sent with the program key comes from the brand's server: null).
  * Returns the id of the lead event written.
  */
-export async function writeLead(db: Database, write: LeadWrite): Promise<{ leadEventId: number }> {
+export async function writeLead(
+  db: Database,
+  write: LeadWrite,
+  device: DeviceHashes | null = null,
+): Promise<{ leadEventId: number }> {
   const e = write.leadEvent;
   const insertEvent = (customerId: SQL | number | null) =>
-    db.insert(leadEvents).values(leadEventValues(e, customerId)).returning({ id: leadEvents.id });
+    db
+      .insert(leadEvents)
+      .values(leadEventValues(e, customerId, device))
+      .returning({ id: leadEvents.id });
   const leadWebhook = leadWebhookStatement(e.createdAt.toISOString());
 
   if (write.kind === "test") {

@@ -7,8 +7,10 @@ import {
   platformErrorResponse,
   rateLimitedResponse,
 } from "../../../../lib/errors/openapi-responses.ts";
+import { deviceHashes } from "../../../../lib/fraud/device-hash.ts";
 import type { AppEnv } from "../../../../lib/http/app-env.ts";
 import { limitBody } from "../../../../lib/http/body-limit.ts";
+import { clientIp } from "../../../../lib/http/client-ip.ts";
 import { browserCors } from "../../../../lib/http/cors.ts";
 import { errorPolicy } from "../../../../lib/http/dependencies.ts";
 import { rateLimit } from "../../../../lib/http/rate-limit.ts";
@@ -42,7 +44,8 @@ export const clickRoute = createRoute({
   description:
     "Browser-callable, no authentication. Rate limit 60 per minute per IP. First click: send the visitor's " +
     "existing click id as `click_id`; a click through another partner's link of the same program is logged " +
-    "for that partner and the original id is returned.",
+    "for that partner and the original id is returned. The visitor's address and user agent are kept only " +
+    "as keyed hashes, for the fraud signals (README, Fraud signals).",
   request: { body: { required: true, content: { "application/json": { schema: ClickRequestSchema } } } },
   responses: {
     200: okResponse("Click recorded", ClickResponseSchema),
@@ -71,7 +74,7 @@ export function registerClick(app: OpenAPIHono<AppEnv>): void {
   );
   app.openapi(clickRoute, async (c) => {
     const body = c.req.valid("json");
-    const { db, clock } = c.get("deps");
+    const { db, clock, config } = c.get("deps");
     const affiliateUrl = body.affiliate_url.trim();
     const testMode = body.additional_data?.test_mode === true;
     const eventProgramId = body.additional_data?.program_id ?? null;
@@ -82,6 +85,7 @@ export function registerClick(app: OpenAPIHono<AppEnv>): void {
       testMode,
       newClickId: newClickId(),
     };
+    const userAgent = c.req.header("User-Agent")?.slice(0, 512) ?? null;
     const facts = await readFactsAndRecordClick(db, {
       code: referralCodeOf(affiliateUrl) as string,
       requestedProgramId: intent.requestedProgramId,
@@ -92,7 +96,8 @@ export function registerClick(app: OpenAPIHono<AppEnv>): void {
       newClickId: intent.newClickId,
       affiliateUrl,
       referrer: body.referrer ?? null,
-      userAgent: c.req.header("User-Agent")?.slice(0, 512) ?? null,
+      userAgent,
+      device: await deviceHashes(config.deviceHashKey, clientIp(c), userAgent),
       now: clock.now(),
     });
     c.set("corsAllowedOrigins", facts.link?.allowedOrigins ?? undefined);

@@ -8,8 +8,10 @@ import {
   platformErrorResponse,
   rateLimitedResponse,
 } from "../../../../lib/errors/openapi-responses.ts";
+import { deviceHashes } from "../../../../lib/fraud/device-hash.ts";
 import type { AppEnv } from "../../../../lib/http/app-env.ts";
 import { limitBody } from "../../../../lib/http/body-limit.ts";
+import { clientIp } from "../../../../lib/http/client-ip.ts";
 import { browserCors } from "../../../../lib/http/cors.ts";
 import { errorPolicy } from "../../../../lib/http/dependencies.ts";
 import { keyRotationNotice } from "../../../../lib/http/key-rotation-notice.ts";
@@ -61,7 +63,8 @@ export const leadRoute = createRoute({
     "Rate limit 30 per minute per IP. Server mode with `Authorization: Bearer <API_KEY>`: the lead settles " +
     "and the customer must belong to the key's program. Browser mode (no Authorization header, or an empty " +
     "Bearer): `click_id` is required; under the program's `server_required` policy (the default) the lead " +
-    "is stored as provisional until the server confirms it. `additional_data.test_mode` records a test lead.",
+    "is stored as provisional until the server confirms it. `additional_data.test_mode` records a test lead. " +
+    "A browser lead keeps the sender's address and user agent as keyed hashes only, for the fraud signals.",
   request: { body: { required: true, content: { "application/json": { schema: LeadRequestSchema } } } },
   responses: {
     200: okResponse("Lead recorded (settled, provisional, or test)", LeadResponseSchema),
@@ -117,6 +120,15 @@ export function registerLead(app: OpenAPIHono<AppEnv>): void {
     const early = precheckLead(intent);
     if (early) throw leadRefusalError(early, config.docsUrl);
     const keyHash = header.kind === "token" ? await sha256Hex(header.token) : null;
+    // Only a browser lead's device is the customer's: a keyed lead comes from the brand's server.
+    const device =
+      header.kind === "token"
+        ? null
+        : await deviceHashes(
+            config.deviceHashKey,
+            clientIp(c),
+            c.req.header("User-Agent")?.slice(0, 512) ?? null,
+          );
 
     const response: LeadResponse = await withConflictRetry(
       async () => {
@@ -130,7 +142,7 @@ export function registerLead(app: OpenAPIHono<AppEnv>): void {
         c.set("keyRotation", decision.rotation ?? undefined);
         if (decision.allowedOrigins) c.set("corsAllowedOrigins", decision.allowedOrigins);
         if (decision.outcome === "refused") throw leadRefusalError(decision.refusal, config.docsUrl);
-        const { leadEventId } = await writeLead(db, decision.write);
+        const { leadEventId } = await writeLead(db, decision.write, device);
         return decision.outcome === "test" ? testLeadBody(leadEventId, decision.programId) : decision.body;
       },
       { retryOnConstraints: leadConflictConstraints },
