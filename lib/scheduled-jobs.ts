@@ -7,6 +7,7 @@ import { rootLogger } from "./log.ts";
 import { sendNotifications } from "./notifications/send-batch.ts";
 import { applyPayloadRetention } from "./stripe/payload-retention.ts";
 import { dispatchDueWebhooks } from "./webhooks/dispatch-due.ts";
+import { applyWebhookRetention } from "./webhooks/retention.ts";
 
 /**
  * What the cron trigger runs (and the provider payloads' retention, `lib/stripe/payload-retention.ts`). Each job is idempotent and safe to run concurrently with itself; the
@@ -35,7 +36,8 @@ export async function runScheduledJobs(
     }
   }
   const retention = await applyPayloadRetention(db, now);
-  return { commissionsRepaired, commissionsApproved: approval.approved, ...retention };
+  const webhookRetention = await applyWebhookRetention(db, now);
+  return { commissionsRepaired, commissionsApproved: approval.approved, ...retention, ...webhookRetention };
 }
 
 /** The every-minute trigger (wrangler.toml) runs only the analytics rollup (`lib/analytics/rollups.ts`). */
