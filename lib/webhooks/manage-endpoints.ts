@@ -302,19 +302,24 @@ export async function listAttempts(
   if (endpoint.rows.length === 0) return { ok: false, reason: "endpoint_not_found" };
   return {
     ok: true,
-    attempts: attempts.rows.map((r) => ({
-      id: Number(r.id),
-      delivery_id: Number(r.delivery_id),
-      event_id: String(r.event_id),
-      event_type: String(r.event_type),
-      attempt: Number(r.attempt),
-      attempted_at: iso(r.attempted_at)!,
-      succeeded: r.succeeded === true,
-      response_status: r.response_status === null ? null : Number(r.response_status),
-      latency_ms: Number(r.latency_ms),
-      error: (r.error as string | null) ?? null,
-      delivery_status: String(r.delivery_status) as AttemptView["delivery_status"],
-      next_attempt_at: r.delivery_status === "pending" ? iso(r.next_attempt_at) : null,
-    })),
+    attempts: attempts.rows.map(attemptViewOf),
+  };
+}
+
+/** An attempt row (with its event's type and its delivery's state joined in) as the routes and page show it. */
+export function attemptViewOf(r: Record<string, unknown>): AttemptView {
+  return {
+    id: Number(r.id),
+    delivery_id: Number(r.delivery_id),
+    event_id: String(r.event_id),
+    event_type: String(r.event_type),
+    attempt: Number(r.attempt),
+    attempted_at: iso(r.attempted_at)!,
+    succeeded: r.succeeded === true,
+    response_status: r.response_status === null ? null : Number(r.response_status),
+    latency_ms: Number(r.latency_ms),
+    error: (r.error as string | null) ?? null,
+    delivery_status: String(r.delivery_status) as AttemptView["delivery_status"],
+    next_attempt_at: r.delivery_status === "pending" ? iso(r.next_attempt_at) : null,
   };
 }
