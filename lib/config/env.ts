@@ -29,6 +29,11 @@ const EnvSchema = z.object({
   STRIPE_API_PROTOCOL: z.enum(["http", "https"]).optional(),
   /** Seals the webhook endpoints' signing secrets at rest (`lib/webhooks/secret-box.ts`); set it in production. */
   WEBHOOK_SECRET_KEY: z.string().min(16).optional(),
+  /**
+   * `allow`: deliver webhooks without WEBHOOK_SECRET_KEY, their secrets stored unsealed. The local stack and the
+   * tests set it; a deployed worker does not, so it delivers nothing until the key is set.
+   */
+  WEBHOOK_SECRETS_UNSEALED: z.enum(["allow"]).optional(),
 });
 
 export interface Config {
@@ -45,6 +50,8 @@ export interface Config {
   stripeConnect: StripeConnectConfig | undefined;
   /** Unset: webhook secrets are stored unsealed (local stack, tests). */
   webhookSecretKey: string | undefined;
+  /** Unsealed secrets allowed (`WEBHOOK_SECRETS_UNSEALED=allow`): else no delivery without the key. */
+  webhookSecretsUnsealedAllowed: boolean;
 }
 
 export interface StripeConnectConfig {
@@ -108,6 +115,7 @@ export function readConfig(env: object): Config {
           }
         : undefined,
     webhookSecretKey: e.WEBHOOK_SECRET_KEY,
+    webhookSecretsUnsealedAllowed: e.WEBHOOK_SECRETS_UNSEALED === "allow",
   };
   parsed.set(env, config);
   return config;
