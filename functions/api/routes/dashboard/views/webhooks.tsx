@@ -145,7 +145,7 @@ export function Webhooks(props: { programId: number; webhooks: ProgramWebhooks }
             <fieldset>
               <legend>Events</legend>
               {webhookEventTypes.map((type) => (
-                <label class="check">
+                <label class="event-choice">
                   <input type="checkbox" name="events" value={type} checked />
                   {` ${type}`}
                 </label>
