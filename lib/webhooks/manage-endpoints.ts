@@ -10,17 +10,20 @@ import { generateWebhookSecret } from "./sign.ts";
 /**
  * The webhook endpoint operations of a program, for an owner or admin of its workspace (settings family):
  * each checks the membership and role, then the body (pure), then writes in one transaction with its audit
- * entry. Secrets are shown only in the answers that create them (create, rotate).
+ * entry. Secrets are shown only in the answers that create them (create, rotate), and a new one is never
+ * stored unsealed on a deployed worker: without WEBHOOK_SECRET_KEY, create and rotate are refused.
  */
 export interface Actor {
   userId: number;
   programId: number | undefined;
   now: Date;
   secretKey: string | undefined;
+  /** `WEBHOOK_SECRETS_UNSEALED=allow` (local stack, tests): a new secret may be stored unsealed. */
+  unsealedAllowed: boolean;
 }
 
 export type Refusal =
-  | { ok: false; reason: "no_access" | "not_manager" | "endpoint_not_found" }
+  | { ok: false; reason: "no_access" | "not_manager" | "endpoint_not_found" | "secret_key_missing" }
   | { ok: false; reason: "invalid"; message: string };
 
 export interface EndpointView {
@@ -98,6 +101,7 @@ export async function createEndpoint(
 ): Promise<{ ok: true; endpoint: EndpointView; secret: string } | Refusal> {
   const allowed = await manager(db, actor);
   if ("ok" in allowed) return allowed;
+  if (!actor.secretKey && !actor.unsealedAllowed) return { ok: false, reason: "secret_key_missing" };
   const checked = checkEndpointBody(body, "create");
   if (!checked.ok) return { ok: false, reason: "invalid", message: checked.message };
   const change = checked.value as Required<Pick<EndpointChange, "url" | "events">> & EndpointChange;
@@ -202,6 +206,7 @@ export async function rotateEndpointSecret(
 ): Promise<{ ok: true; endpoint: EndpointView; secret: string } | Refusal> {
   const allowed = await manager(db, actor);
   if ("ok" in allowed) return allowed;
+  if (!actor.secretKey && !actor.unsealedAllowed) return { ok: false, reason: "secret_key_missing" };
   const overlap = checkOverlapHours(body.overlap_hours);
   if (!overlap.ok) return { ok: false, reason: "invalid", message: overlap.message };
   if (actor.endpointId === undefined) return { ok: false, reason: "endpoint_not_found" };

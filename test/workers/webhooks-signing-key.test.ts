@@ -1,13 +1,24 @@
-import { createExecutionContext, createMessageBatch, getQueueResult } from "cloudflare:test";
+import {
+  createExecutionContext,
+  createMessageBatch,
+  getQueueResult,
+  waitOnExecutionContext,
+} from "cloudflare:test";
 import { env } from "cloudflare:workers";
+import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import worker from "../../functions/api/index.ts";
+import { SECRET_KEY_MISSING_MESSAGE } from "../../functions/api/routes/programs/webhooks.ts";
 import { ConfigError, readConfig } from "../../lib/config/env.ts";
+import { openSecret } from "../../lib/webhooks/secret-box.ts";
 import {
   webhookSigningKeyMissing,
   webhooksQueueWhenSigningAllowed,
 } from "../../lib/webhooks/signing-key-gate.ts";
-import { createProgram } from "./harness.ts";
+import { webhookEndpoints } from "../../schema/index.ts";
+import { call, type LooseJson } from "./dashboard-sign-in.ts";
+import { createProgram, db, freshIp } from "./harness.ts";
+import { ownerWithProgram } from "./program-admin-harness.ts";
 import { click, sale, txn } from "./sale-harness.ts";
 import { deliveriesOf, endpointFor, receiverBox, setDeliveryDue } from "./webhook-harness.ts";
 
@@ -75,5 +86,83 @@ describe("webhook signing key gate", () => {
     expect((await getQueueResult(keyed, keyedCtx)).explicitAcks).toEqual(["keyed"]);
     expect(await box.received()).toHaveLength(1);
     expect((await deliveriesOf(endpoint.id))[0]).toMatchObject({ status: "succeeded", attempts: 1 });
+  });
+});
+
+/** A request to the worker with the deployed bindings (plus `extra`), as the person signed in. */
+async function fetchDeployed(
+  token: string,
+  method: string,
+  path: string,
+  body: unknown,
+  extra: Record<string, unknown> = {},
+) {
+  const ctx = createExecutionContext();
+  const response = await worker.fetch(
+    new Request(`https://api.test${path}`, {
+      method,
+      headers: {
+        Authorization: `Bearer ${token}`,
+        "Content-Type": "application/json",
+        "CF-Connecting-IP": freshIp(),
+      },
+      body: JSON.stringify(body),
+    }),
+    deployed(extra),
+    ctx,
+  );
+  await waitOnExecutionContext(ctx);
+  return { status: response.status, body: (await response.json()) as LooseJson };
+}
+
+describe("a deployed worker without the key stores no new secret", () => {
+  const url = "https://hooks.brand.example/sealed";
+  it.each([
+    {
+      case: "create",
+      path: (p: number, _e: number) => `/api/v1/programs/${p}/webhooks`,
+      body: { url, events: ["sale.created"] },
+    },
+    {
+      case: "rotate",
+      path: (p: number, e: number) => `/api/v1/programs/${p}/webhooks/${e}/rotate-secret`,
+      body: {},
+    },
+  ])("$case: 500 with the reason, nothing written", async ({ path, body }) => {
+    const owner = await ownerWithProgram();
+    const created = await call("POST", `/api/v1/programs/${owner.programId}/webhooks`, {
+      token: owner.token,
+      body: { url, events: ["sale.created"] },
+    });
+    const endpointId = created.body.data.endpoint.id as number;
+    const [before] = await db.select().from(webhookEndpoints).where(eq(webhookEndpoints.id, endpointId));
+
+    const refused = await fetchDeployed(owner.token, "POST", path(owner.programId, endpointId), body);
+    expect(refused.status).toBe(500);
+    expect(refused.body.data).toBeNull();
+    expect(refused.body.error).toMatchObject({ status: 500, message: SECRET_KEY_MISSING_MESSAGE });
+    const rows = await db
+      .select()
+      .from(webhookEndpoints)
+      .where(eq(webhookEndpoints.programId, owner.programId));
+    expect(rows).toEqual([before]);
+  });
+
+  it("with the key: a created secret is stored sealed, and opens with that key only", async () => {
+    const owner = await ownerWithProgram();
+    const created = await fetchDeployed(
+      owner.token,
+      "POST",
+      `/api/v1/programs/${owner.programId}/webhooks`,
+      { url, events: ["sale.created"] },
+      { WEBHOOK_SECRET_KEY: productionKey },
+    );
+    expect(created.status).toBe(201);
+    const [row] = await db
+      .select()
+      .from(webhookEndpoints)
+      .where(eq(webhookEndpoints.id, created.body.data.endpoint.id));
+    expect(row?.secret).toMatch(/^aesgcm:/);
+    expect(await openSecret(row!.secret, productionKey)).toBe(created.body.data.secret);
   });
 });

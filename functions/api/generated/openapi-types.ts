@@ -4766,7 +4766,7 @@ export interface operations {
                     "application/json": components["schemas"]["RateLimited"];
                 };
             };
-            /** @description Internal server error */
+            /** @description Internal server error; `Webhook secrets cannot be stored sealed: the service's WEBHOOK_SECRET_KEY is not set` on a misconfigured deployment */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -5089,7 +5089,7 @@ export interface operations {
                     "application/json": components["schemas"]["RateLimited"];
                 };
             };
-            /** @description Internal server error */
+            /** @description Internal server error; `Webhook secrets cannot be stored sealed: the service's WEBHOOK_SECRET_KEY is not set` on a misconfigured deployment */
             500: {
                 headers: {
                     [name: string]: unknown;

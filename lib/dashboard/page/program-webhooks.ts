@@ -29,6 +29,7 @@ export async function readProgramWebhooks(
       programId: request.programId,
       now: request.now,
       secretKey: undefined,
+      unsealedAllowed: false,
     };
     const [listed, attempts] = await Promise.all([
       listEndpoints(db, actor),
