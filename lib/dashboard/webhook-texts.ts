@@ -1,6 +1,6 @@
 /**
- * What the dashboard's Webhooks section says about an endpoint and an attempt. Pure, and shared by the
- * server-rendered view and the page's script (which repaints rows from the JSON routes), so both say the same.
+ * What the dashboard's Webhooks section says about an endpoint and an attempt (pure). Only the server renders
+ * them: the page's script redraws the section from a fresh render rather than carrying a copy.
  */
 
 export interface EndpointStateFields {
