@@ -86,6 +86,8 @@ export default defineConfig({
                 STRIPE_API_HOST: inject("stripeConnect").host,
                 STRIPE_API_PORT: String(inject("stripeConnect").port),
                 STRIPE_API_PROTOCOL: "http",
+                // Deliver webhooks without a sealing key, as the local stack does (a deployed worker does not).
+                WEBHOOK_SECRETS_UNSEALED: "allow",
                 // The fuzzers' run count and seed (test/workers/openapi-fuzz.test.ts); unset in CI.
                 FUZZ_RUNS: process.env.FUZZ_RUNS ?? "",
                 FUZZ_SEED: process.env.FUZZ_SEED ?? "",

@@ -5,6 +5,7 @@
  * from the server is set with `textContent`, never as HTML.
  */
 import uPlot from "uplot";
+import { startWebhooks } from "./webhooks.ts";
 
 type Json = Record<string, unknown>;
 
@@ -449,6 +450,7 @@ function start(): void {
     event.preventDefault();
     void signOut();
   });
+  startWebhooks({ api, errorMessage, showError });
   document.documentElement.dataset.ready = "true";
 }
 

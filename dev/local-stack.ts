@@ -234,6 +234,8 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       OIDC_CLIENT_ID: oidc.clientId,
       OIDC_CLIENT_SECRET: oidc.clientSecret,
       OIDC_CLI_CLIENT_ID: oidc.cliClientId,
+      // Webhooks are delivered with unsealed secrets locally; a deployed worker needs WEBHOOK_SECRET_KEY.
+      WEBHOOK_SECRETS_UNSEALED: "allow",
       ...(options.upstash
         ? { UPSTASH_REDIS_REST_URL: options.upstash.url, UPSTASH_REDIS_REST_TOKEN: options.upstash.token }
         : {}),

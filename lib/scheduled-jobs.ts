@@ -8,6 +8,7 @@ import { rootLogger } from "./log.ts";
 import { sendNotifications } from "./notifications/send-batch.ts";
 import { applyPayloadRetention } from "./stripe/payload-retention.ts";
 import { dispatchDueWebhooks } from "./webhooks/dispatch-due.ts";
+import { applyWebhookRetention } from "./webhooks/retention.ts";
 
 /**
  * What the cron trigger runs (and the provider payloads' retention, `lib/stripe/payload-retention.ts`). Each job is idempotent and safe to run concurrently with itself; the
@@ -39,7 +40,14 @@ export async function runScheduledJobs(
     }
   }
   const retention = await applyPayloadRetention(db, now);
-  return { commissionsRepaired, commissionsApproved: approval.approved, ...retention, ...fraud };
+  const webhookRetention = await applyWebhookRetention(db, now);
+  return {
+    commissionsRepaired,
+    commissionsApproved: approval.approved,
+    ...retention,
+    ...webhookRetention,
+    ...fraud,
+  };
 }
 
 /** The fraud scan, whose failure (a deadlock with a concurrent run, say) waits for the next run, blocking no other job. */

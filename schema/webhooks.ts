@@ -1,3 +1,4 @@
+import { sql } from "drizzle-orm";
 import {
   bigint,
   bigserial,
@@ -53,7 +54,11 @@ export const webhookEvents = pgTable(
     data: jsonb("data").notNull(),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
   },
-  (t) => [uniqueIndex("webhook_events_dedupe_key_unique").on(t.dedupeKey)],
+  (t) => [
+    uniqueIndex("webhook_events_dedupe_key_unique").on(t.dedupeKey),
+    /** Retention (migration 0022): old events, oldest first. */
+    index("webhook_events_created_at_idx").on(t.createdAt),
+  ],
 );
 
 export const webhookDeliveryStatuses = ["pending", "succeeded", "failed", "cancelled"] as const;
@@ -80,6 +85,8 @@ export const webhookDeliveries = pgTable(
   (t) => [
     uniqueIndex("webhook_deliveries_event_endpoint_unique").on(t.eventId, t.endpointId),
     index("webhook_deliveries_endpoint_idx").on(t.endpointId, t.status),
+    /** Retention (migration 0022): done deliveries in completion order. */
+    index("webhook_deliveries_done_idx").on(t.completedAt).where(sql`${t.status} <> 'pending'`),
   ],
 );
 
@@ -102,5 +109,9 @@ export const webhookDeliveryAttempts = pgTable(
     latencyMs: integer("latency_ms").notNull(),
     error: text("error"),
   },
-  (t) => [index("webhook_delivery_attempts_endpoint_idx").on(t.endpointId, t.attemptedAt)],
+  (t) => [
+    index("webhook_delivery_attempts_endpoint_idx").on(t.endpointId, t.attemptedAt),
+    /** The cascade from a deleted delivery finds its attempts through it (migration 0022). */
+    index("webhook_delivery_attempts_delivery_idx").on(t.deliveryId),
+  ],
 );

@@ -6,6 +6,7 @@ import { rootLogger } from "../../lib/log.ts";
 import { consumeNotifications } from "../../lib/notifications/consumer.ts";
 import { runScheduledJobs } from "../../lib/scheduled-jobs.ts";
 import { consumeWebhookDeliveries, webhooksQueueName } from "../../lib/webhooks/consumer.ts";
+import { webhooksQueueWhenSigningAllowed } from "../../lib/webhooks/signing-key-gate.ts";
 import { createApp } from "./app.ts";
 
 const app = createApp();
@@ -16,20 +17,21 @@ export default {
   /** Cron: repair sales stored without their commission, approve commissions whose hold ended. */
   /** Every minute: roll up the analytics of the hours that ended (`lib/scheduled-jobs.ts` dispatches). */
   async scheduled(controller, env, ctx) {
+    const config = readConfig(env);
     ctx.waitUntil(
       runScheduledJobs(
-        databaseFor(readConfig(env)),
+        databaseFor(config),
         systemClock,
         env.NOTIFICATIONS,
         controller.cron,
-        env.WEBHOOKS,
+        webhooksQueueWhenSigningAllowed(config, env.WEBHOOKS),
       ).then((counts) => rootLogger.info("scheduled jobs done", counts)),
     );
   },
   async queue(batch, env, _ctx) {
     const config = readConfig(env);
     if (batch.queue === webhooksQueueName)
-      return consumeWebhookDeliveries(batch, databaseFor(config), systemClock, config.webhookSecretKey);
+      return consumeWebhookDeliveries(batch, databaseFor(config), systemClock, config);
     await consumeNotifications(batch, databaseFor(config));
   },
 } satisfies ExportedHandler<WorkerBindings>;

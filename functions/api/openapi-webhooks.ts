@@ -1,4 +1,4 @@
-import { webhookApiVersion, type webhookEventTypes } from "../../lib/webhooks/event-types.ts";
+import { testEventType, webhookApiVersion, type webhookEventTypes } from "../../lib/webhooks/event-types.ts";
 
 /**
  * The OpenAPI 3.1 `webhooks` section: what the service POSTs to a brand's endpoint for each event type
@@ -91,6 +91,12 @@ const dataByType: Record<(typeof webhookEventTypes)[number], { summary: string; 
   },
 };
 
+/** Sent only by "send test event", to the one endpoint it names, whatever that endpoint subscribes to. */
+const testEvent = {
+  summary: "A test event from the webhook settings (POST .../webhooks/{endpointId}/test)",
+  properties: { endpoint_id: int, program_id: int, message: str },
+};
+
 const signatureHeaders = [
   { name: "webhook-id", description: "The event id (`msg_...`), the same on every retry: dedupe on it" },
   { name: "webhook-timestamp", description: "Unix seconds of this attempt; reject ones far from now" },
@@ -104,42 +110,54 @@ const signatureHeaders = [
 
 export function webhooksSection(): Record<string, unknown> {
   return Object.fromEntries(
-    Object.entries(dataByType).map(([type, { summary, properties }]) => [
-      type,
-      {
-        post: {
-          operationId: `webhook${type.replace(/(^|\.)(\w)/g, (_m, _d, ch: string) => ch.toUpperCase())}`,
-          summary,
-          description:
-            "Sent to every enabled endpoint subscribed to this event, signed per Standard Webhooks, at least " +
-            "once; retried with exponential backoff for three days until the endpoint answers 2xx.",
-          tags: ["Webhooks"],
-          // Sent by the service, not called by anyone: the signature headers are its authentication.
-          security: [],
-          parameters: signatureHeaders,
-          requestBody: {
-            required: true,
-            content: {
-              "application/json": {
-                schema: {
-                  type: "object",
-                  required: ["type", "api_version", "id", "created_at", "data"],
-                  properties: {
-                    type: { type: "string", const: type },
-                    api_version: { type: "string", examples: [webhookApiVersion] },
-                    id: { type: "string", description: "The event id, equal to the webhook-id header" },
-                    created_at: time,
-                    data: { type: "object", properties },
+    [...Object.entries(dataByType), [testEventType, testEvent] as const].map(
+      ([type, { summary, properties }]) => [
+        type,
+        {
+          post: {
+            operationId: `webhook${type.replace(/(^|\.)(\w)/g, (_m, _d, ch: string) => ch.toUpperCase())}`,
+            summary,
+            description:
+              (type === testEventType
+                ? "Sent to the one endpoint named, whatever it subscribes to"
+                : "Sent to every enabled endpoint subscribed to this event") +
+              ", signed per Standard Webhooks, at least once; retried with exponential backoff for three days " +
+              "until the endpoint answers 2xx.",
+            tags: ["Webhooks"],
+            // Sent by the service, not called by anyone: the signature headers are its authentication.
+            security: [],
+            parameters: signatureHeaders,
+            requestBody: {
+              required: true,
+              content: {
+                "application/json": {
+                  schema: {
+                    type: "object",
+                    required: ["type", "api_version", "id", "created_at", "data"],
+                    properties: {
+                      type: { type: "string", const: type },
+                      api_version: {
+                        type: "string",
+                        const: webhookApiVersion,
+                        description:
+                          "The payload version (a date). It changes only when a `data` shape changes incompatibly " +
+                          "(a field removed, renamed or retyped); new fields are added without a change, so " +
+                          "ignore fields you do not know. A new version is announced in this document first.",
+                      },
+                      id: { type: "string", description: "The event id, equal to the webhook-id header" },
+                      created_at: time,
+                      data: { type: "object", properties },
+                    },
                   },
                 },
               },
             },
-          },
-          responses: {
-            "200": { description: "Any 2xx acknowledges the delivery; anything else is retried" },
+            responses: {
+              "200": { description: "Any 2xx acknowledges the delivery; anything else is retried" },
+            },
           },
         },
-      },
-    ]),
+      ],
+    ),
   );
 }

@@ -37,6 +37,11 @@ const EnvSchema = z.object({
    * be matched against a list of addresses without it. Set it in production; the default serves the local stack.
    */
   DEVICE_HASH_KEY: z.string().min(16).default(localDeviceHashKey),
+  /**
+   * `allow`: deliver webhooks without WEBHOOK_SECRET_KEY, their secrets stored unsealed. The local stack and the
+   * tests set it; a deployed worker does not, so it delivers nothing until the key is set.
+   */
+  WEBHOOK_SECRETS_UNSEALED: z.enum(["allow"]).optional(),
 });
 
 export interface Config {
@@ -55,6 +60,8 @@ export interface Config {
   webhookSecretKey: string | undefined;
   /** HMAC key of the device hashes (fraud signals). */
   deviceHashKey: string;
+  /** Unsealed secrets allowed (`WEBHOOK_SECRETS_UNSEALED=allow`): else no delivery without the key. */
+  webhookSecretsUnsealedAllowed: boolean;
 }
 
 export interface StripeConnectConfig {
@@ -119,6 +126,7 @@ export function readConfig(env: object): Config {
         : undefined,
     webhookSecretKey: e.WEBHOOK_SECRET_KEY,
     deviceHashKey: e.DEVICE_HASH_KEY,
+    webhookSecretsUnsealedAllowed: e.WEBHOOK_SECRETS_UNSEALED === "allow",
   };
   parsed.set(env, config);
   return config;

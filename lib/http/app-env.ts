@@ -27,6 +27,8 @@ export interface WorkerBindings {
   STRIPE_API_PROTOCOL?: string;
   NOTIFICATIONS?: Queue<unknown>;
   WEBHOOK_SECRET_KEY?: string;
+  /** `allow` on the local stack and in tests only: deliver webhooks without WEBHOOK_SECRET_KEY. */
+  WEBHOOK_SECRETS_UNSEALED?: string;
   /** Webhook deliveries, put on it by the cron and sent by this worker's consumer (`lib/webhooks`). */
   WEBHOOKS?: Queue<unknown>;
   /** The static assets (wrangler.toml `[assets]`): the dashboard's script and styles. */

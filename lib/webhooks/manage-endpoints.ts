@@ -10,17 +10,20 @@ import { generateWebhookSecret } from "./sign.ts";
 /**
  * The webhook endpoint operations of a program, for an owner or admin of its workspace (settings family):
  * each checks the membership and role, then the body (pure), then writes in one transaction with its audit
- * entry. Secrets are shown only in the answers that create them (create, rotate).
+ * entry. Secrets are shown only in the answers that create them (create, rotate), and a new one is never
+ * stored unsealed on a deployed worker: without WEBHOOK_SECRET_KEY, create and rotate are refused.
  */
 export interface Actor {
   userId: number;
   programId: number | undefined;
   now: Date;
   secretKey: string | undefined;
+  /** `WEBHOOK_SECRETS_UNSEALED=allow` (local stack, tests): a new secret may be stored unsealed. */
+  unsealedAllowed: boolean;
 }
 
 export type Refusal =
-  | { ok: false; reason: "no_access" | "not_manager" | "endpoint_not_found" }
+  | { ok: false; reason: "no_access" | "not_manager" | "endpoint_not_found" | "secret_key_missing" }
   | { ok: false; reason: "invalid"; message: string };
 
 export interface EndpointView {
@@ -98,6 +101,7 @@ export async function createEndpoint(
 ): Promise<{ ok: true; endpoint: EndpointView; secret: string } | Refusal> {
   const allowed = await manager(db, actor);
   if ("ok" in allowed) return allowed;
+  if (!actor.secretKey && !actor.unsealedAllowed) return { ok: false, reason: "secret_key_missing" };
   const checked = checkEndpointBody(body, "create");
   if (!checked.ok) return { ok: false, reason: "invalid", message: checked.message };
   const change = checked.value as Required<Pick<EndpointChange, "url" | "events">> & EndpointChange;
@@ -202,6 +206,7 @@ export async function rotateEndpointSecret(
 ): Promise<{ ok: true; endpoint: EndpointView; secret: string } | Refusal> {
   const allowed = await manager(db, actor);
   if ("ok" in allowed) return allowed;
+  if (!actor.secretKey && !actor.unsealedAllowed) return { ok: false, reason: "secret_key_missing" };
   const overlap = checkOverlapHours(body.overlap_hours);
   if (!overlap.ok) return { ok: false, reason: "invalid", message: overlap.message };
   if (actor.endpointId === undefined) return { ok: false, reason: "endpoint_not_found" };
@@ -302,19 +307,24 @@ export async function listAttempts(
   if (endpoint.rows.length === 0) return { ok: false, reason: "endpoint_not_found" };
   return {
     ok: true,
-    attempts: attempts.rows.map((r) => ({
-      id: Number(r.id),
-      delivery_id: Number(r.delivery_id),
-      event_id: String(r.event_id),
-      event_type: String(r.event_type),
-      attempt: Number(r.attempt),
-      attempted_at: iso(r.attempted_at)!,
-      succeeded: r.succeeded === true,
-      response_status: r.response_status === null ? null : Number(r.response_status),
-      latency_ms: Number(r.latency_ms),
-      error: (r.error as string | null) ?? null,
-      delivery_status: String(r.delivery_status) as AttemptView["delivery_status"],
-      next_attempt_at: r.delivery_status === "pending" ? iso(r.next_attempt_at) : null,
-    })),
+    attempts: attempts.rows.map(attemptViewOf),
+  };
+}
+
+/** An attempt row (with its event's type and its delivery's state joined in) as the routes and page show it. */
+export function attemptViewOf(r: Record<string, unknown>): AttemptView {
+  return {
+    id: Number(r.id),
+    delivery_id: Number(r.delivery_id),
+    event_id: String(r.event_id),
+    event_type: String(r.event_type),
+    attempt: Number(r.attempt),
+    attempted_at: iso(r.attempted_at)!,
+    succeeded: r.succeeded === true,
+    response_status: r.response_status === null ? null : Number(r.response_status),
+    latency_ms: Number(r.latency_ms),
+    error: (r.error as string | null) ?? null,
+    delivery_status: String(r.delivery_status) as AttemptView["delivery_status"],
+    next_attempt_at: r.delivery_status === "pending" ? iso(r.next_attempt_at) : null,
   };
 }

@@ -57,7 +57,8 @@ export async function apiAuxWorker(bindings: {
   const consumers = (options.queueConsumers ?? {}) as Record<string, Record<string, unknown>>;
   return {
     ...options,
-    bindings: { ...options.bindings, ...bindings },
+    // As the local stack: webhooks are delivered without a sealing key (`lib/webhooks/signing-key-gate.ts`).
+    bindings: { ...options.bindings, WEBHOOK_SECRETS_UNSEALED: "allow", ...bindings },
     queueConsumers: Object.fromEntries(
       Object.entries(consumers).map(([queue, consumer]) => [queue, { ...consumer, maxBatchTimeout: 0.05 }]),
     ),

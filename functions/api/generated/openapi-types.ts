@@ -985,6 +985,26 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "webhook.test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A test event from the webhook settings (POST .../webhooks/{endpointId}/test)
+         * @description Sent to the one endpoint named, whatever it subscribes to, signed per Standard Webhooks, at least once; retried with exponential backoff for three days until the endpoint answers 2xx.
+         */
+        post: operations["webhookWebhookTest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface components {
     schemas: {
@@ -4771,7 +4791,7 @@ export interface operations {
                     "application/json": components["schemas"]["RateLimited"];
                 };
             };
-            /** @description Internal server error */
+            /** @description Internal server error; `Webhook secrets cannot be stored sealed: the service's WEBHOOK_SECRET_KEY is not set` on a misconfigured deployment */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -5094,7 +5114,7 @@ export interface operations {
                     "application/json": components["schemas"]["RateLimited"];
                 };
             };
-            /** @description Internal server error */
+            /** @description Internal server error; `Webhook secrets cannot be stored sealed: the service's WEBHOOK_SECRET_KEY is not set` on a misconfigured deployment */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -6288,8 +6308,11 @@ export interface operations {
                 "application/json": {
                     /** @constant */
                     type: "lead.created";
-                    /** @example 2026-11-01 */
-                    api_version: string;
+                    /**
+                     * @description The payload version (a date). It changes only when a `data` shape changes incompatibly (a field removed, renamed or retyped); new fields are added without a change, so ignore fields you do not know. A new version is announced in this document first.
+                     * @constant
+                     */
+                    api_version: "2026-11-01";
                     /** @description The event id, equal to the webhook-id header */
                     id: string;
                     /** Format: date-time */
@@ -6339,8 +6362,11 @@ export interface operations {
                 "application/json": {
                     /** @constant */
                     type: "sale.created";
-                    /** @example 2026-11-01 */
-                    api_version: string;
+                    /**
+                     * @description The payload version (a date). It changes only when a `data` shape changes incompatibly (a field removed, renamed or retyped); new fields are added without a change, so ignore fields you do not know. A new version is announced in this document first.
+                     * @constant
+                     */
+                    api_version: "2026-11-01";
                     /** @description The event id, equal to the webhook-id header */
                     id: string;
                     /** Format: date-time */
@@ -6391,8 +6417,11 @@ export interface operations {
                 "application/json": {
                     /** @constant */
                     type: "commission.created";
-                    /** @example 2026-11-01 */
-                    api_version: string;
+                    /**
+                     * @description The payload version (a date). It changes only when a `data` shape changes incompatibly (a field removed, renamed or retyped); new fields are added without a change, so ignore fields you do not know. A new version is announced in this document first.
+                     * @constant
+                     */
+                    api_version: "2026-11-01";
                     /** @description The event id, equal to the webhook-id header */
                     id: string;
                     /** Format: date-time */
@@ -6447,8 +6476,11 @@ export interface operations {
                 "application/json": {
                     /** @constant */
                     type: "commission.updated";
-                    /** @example 2026-11-01 */
-                    api_version: string;
+                    /**
+                     * @description The payload version (a date). It changes only when a `data` shape changes incompatibly (a field removed, renamed or retyped); new fields are added without a change, so ignore fields you do not know. A new version is announced in this document first.
+                     * @constant
+                     */
+                    api_version: "2026-11-01";
                     /** @description The event id, equal to the webhook-id header */
                     id: string;
                     /** Format: date-time */
@@ -6514,8 +6546,11 @@ export interface operations {
                 "application/json": {
                     /** @constant */
                     type: "commission.approved";
-                    /** @example 2026-11-01 */
-                    api_version: string;
+                    /**
+                     * @description The payload version (a date). It changes only when a `data` shape changes incompatibly (a field removed, renamed or retyped); new fields are added without a change, so ignore fields you do not know. A new version is announced in this document first.
+                     * @constant
+                     */
+                    api_version: "2026-11-01";
                     /** @description The event id, equal to the webhook-id header */
                     id: string;
                     /** Format: date-time */
@@ -6572,8 +6607,11 @@ export interface operations {
                 "application/json": {
                     /** @constant */
                     type: "link.disabled";
-                    /** @example 2026-11-01 */
-                    api_version: string;
+                    /**
+                     * @description The payload version (a date). It changes only when a `data` shape changes incompatibly (a field removed, renamed or retyped); new fields are added without a change, so ignore fields you do not know. A new version is announced in this document first.
+                     * @constant
+                     */
+                    api_version: "2026-11-01";
                     /** @description The event id, equal to the webhook-id header */
                     id: string;
                     /** Format: date-time */
@@ -6585,6 +6623,52 @@ export interface operations {
                         short_link?: string;
                         /** Format: date-time */
                         disabled_at?: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else is retried */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookWebhookTest: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (`msg_...`), the same on every retry: dedupe on it */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt; reject ones far from now */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">` keyed with the secret's base64 part; during a secret rotation's overlap, two such signatures separated by a space */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "webhook.test";
+                    /**
+                     * @description The payload version (a date). It changes only when a `data` shape changes incompatibly (a field removed, renamed or retyped); new fields are added without a change, so ignore fields you do not know. A new version is announced in this document first.
+                     * @constant
+                     */
+                    api_version: "2026-11-01";
+                    /** @description The event id, equal to the webhook-id header */
+                    id: string;
+                    /** Format: date-time */
+                    created_at: string;
+                    data: {
+                        endpoint_id?: number;
+                        program_id?: number;
+                        message?: string;
                     };
                 };
             };

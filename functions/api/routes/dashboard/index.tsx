@@ -6,6 +6,7 @@ import {
   type PageDimension,
   pageDimensions,
 } from "../../../../lib/dashboard/page/load-program-page.ts";
+import { readProgramWebhooks } from "../../../../lib/dashboard/page/program-webhooks.ts";
 import type { AppEnv } from "../../../../lib/http/app-env.ts";
 import { errorPolicy } from "../../../../lib/http/dependencies.ts";
 import { rateLimit } from "../../../../lib/http/rate-limit.ts";
@@ -84,11 +85,17 @@ export function registerDashboard(app: OpenAPIHono<AppEnv>): void {
           403,
         );
       }
+      const webhooks = await readProgramWebhooks(db, {
+        userId: session.userId,
+        programId: chosen.id,
+        role: page.role,
+        now: clock.now(),
+      });
       return c.html(
         <DashboardPage
           summary={summary}
           programs={programs}
-          program={{ id: chosen.id, name: chosen.name, page, groupBy }}
+          program={{ id: chosen.id, name: chosen.name, page, groupBy, webhooks }}
         />,
         200,
       );

@@ -29,6 +29,8 @@ import {
 
 export const ENDPOINT_NOT_FOUND_MESSAGE = "Webhook endpoint not found";
 export const NOT_MANAGER_MESSAGE = "Only a workspace owner or admin can manage webhooks";
+export const SECRET_KEY_MISSING_MESSAGE =
+  "Webhook secrets cannot be stored sealed: the service's WEBHOOK_SECRET_KEY is not set";
 
 const EndpointSchema = z
   .object({
@@ -120,6 +122,15 @@ const jsonBody = <T extends z.ZodType>(schema: T) => ({
 });
 const managerNote = `Dashboard sign-in token of a workspace owner or admin (403 \`${NOT_MANAGER_MESSAGE}\` for a member).`;
 const notFound = { 404: platformErrorResponse(ENDPOINT_NOT_FOUND_MESSAGE) };
+/**
+ * Create and rotate write a secret: a deployed worker without its sealing key refuses to store one (a 500, as
+ * the other routes that miss their configuration answer). Spread after `signedInErrors`, whose 500 it extends.
+ */
+const secretKeyMissing = {
+  500: platformErrorResponse(
+    `Internal server error; \`${SECRET_KEY_MISSING_MESSAGE}\` on a misconfigured deployment`,
+  ),
+};
 const base = "/api/v1/programs/{id}/webhooks";
 const tags = ["Webhooks"];
 
@@ -135,6 +146,7 @@ export const createEndpointRoute = createRoute({
     201: okResponse("The endpoint and its secret", EndpointWithSecretSchema),
     ...bodyErrors,
     ...signedInErrors,
+    ...secretKeyMissing,
   },
 });
 
@@ -204,6 +216,7 @@ export const rotateSecretRoute = createRoute({
     ...bodyErrors,
     ...notFound,
     ...signedInErrors,
+    ...secretKeyMissing,
   },
 });
 
@@ -250,6 +263,7 @@ function refusalError(refusal: Refusal): ApiError {
   if (refusal.reason === "invalid") return platformError(400, refusal.message);
   if (refusal.reason === "endpoint_not_found") return platformError(404, ENDPOINT_NOT_FOUND_MESSAGE);
   if (refusal.reason === "not_manager") return platformError(403, NOT_MANAGER_MESSAGE);
+  if (refusal.reason === "secret_key_missing") return platformError(500, SECRET_KEY_MISSING_MESSAGE);
   return programAccessRefused();
 }
 
@@ -272,6 +286,7 @@ export function registerWebhookEndpoints(app: OpenAPIHono<AppEnv>): void {
       endpointId: parseProgramId(params.endpointId),
       now: clock.now(),
       secretKey: config.webhookSecretKey,
+      unsealedAllowed: config.webhookSecretsUnsealedAllowed,
     };
   };
   app.openapi(createEndpointRoute, async (c) => {

@@ -1,4 +1,5 @@
 import type { PageDimension, ProgramPage } from "../../../../../lib/dashboard/page/load-program-page.ts";
+import type { ProgramWebhooks } from "../../../../../lib/dashboard/page/program-webhooks.ts";
 import type { SessionSummary } from "../../../../../lib/identity/session-summary.ts";
 import type { MyProgram } from "../../../../../lib/programs/list-my-programs.ts";
 import { Analytics } from "./analytics.tsx";
@@ -9,12 +10,20 @@ import { Links } from "./links.tsx";
 import { Performance } from "./performance.tsx";
 import { Readiness } from "./readiness.tsx";
 import { Settings } from "./settings.tsx";
+import { Webhooks } from "./webhooks.tsx";
 
 /** The dashboard: the chooser, then the chosen program's sections (or the chooser alone). */
 export function DashboardPage(props: {
   summary: SessionSummary;
   programs: MyProgram[];
-  program: { id: number; name: string; page: ProgramPage; groupBy: PageDimension } | null;
+  program: {
+    id: number;
+    name: string;
+    page: ProgramPage;
+    groupBy: PageDimension;
+    /** Absent: the section is not shown. */
+    webhooks?: ProgramWebhooks;
+  } | null;
 }) {
   const p = props.program;
   return (
@@ -33,6 +42,7 @@ export function DashboardPage(props: {
           <Analytics programId={p.id} report={p.page.analytics} groupBy={p.groupBy} />
           <Links programId={p.id} links={p.page.links} partners={p.page.partners} />
           <Settings programId={p.id} role={p.page.role} settings={p.page.settings} />
+          {p.webhooks ? <Webhooks programId={p.id} webhooks={p.webhooks} /> : null}
         </div>
       ) : null}
     </Layout>
