@@ -1,5 +1,8 @@
 import { sql } from "drizzle-orm";
+import { commissionCreditOnceIndex } from "../../schema/balances.ts";
+import { commissions } from "../../schema/commissions.ts";
 import type { Database } from "../db/client.ts";
+import { columnName, fromDriver } from "../db/columns.ts";
 import { isGuardFailure, isUniqueViolation } from "../db/errors.ts";
 import { rootLogger } from "../log.ts";
 import type { NotificationMessage } from "../notifications/message.ts";
@@ -27,21 +30,24 @@ export async function approveDueCommissions(
   limit = 200,
 ): Promise<{ approved: number; notifications: NotificationMessage[] }> {
   const at = now.toISOString();
+  const c = commissions;
   const due = await db.execute<DueRow>(sql`
-    select id, program_id, partner_id, amount_cents, currency, version
-    from commissions
-    where status = 'pending' and hold_until <= ${at}::timestamptz and not is_test
-    order by hold_until, id
+    select ${c.id} as id, ${c.programId} as program_id, ${c.partnerId} as partner_id,
+           ${c.amountCents} as amount_cents, ${c.currency} as currency, ${c.version} as version
+    from ${c}
+    where ${c.status} = 'pending' and ${c.holdUntil} <= ${at}::timestamptz and not ${c.isTest}
+    order by ${c.holdUntil}, ${c.id}
     limit ${limit}`);
   const notifications: NotificationMessage[] = [];
   for (const row of due.rows) {
     const statements = [
       sql`
         with approved as (
-          update commissions
-          set status = 'approved', approved_at = ${at}::timestamptz, version = version + 1, updated_at = ${at}::timestamptz
-          where id = ${row.id}::bigint and status = 'pending' and version = ${row.version}::int
-          returning id)
+          update ${c}
+          set ${columnName(c.status)} = 'approved', ${columnName(c.approvedAt)} = ${at}::timestamptz,
+              ${columnName(c.version)} = ${c.version} + 1, ${columnName(c.updatedAt)} = ${at}::timestamptz
+          where ${c.id} = ${row.id}::bigint and ${c.status} = 'pending' and ${c.version} = ${row.version}::int
+          returning ${c.id})
         select guard(exists (select 1 from approved), 'commission changed meanwhile')`,
       ...creditCommissionStatements(sql`${row.id}::bigint`, now),
       commissionApprovedWebhookStatement(sql`${row.id}::bigint`, at),
@@ -50,7 +56,7 @@ export async function approveDueCommissions(
       await db.batch(statements.map((s) => db.execute(s)) as [ReturnType<Database["execute"]>]);
     } catch (error) {
       // Another run approved it, or a refund changed it meanwhile: nothing to do for this one.
-      if (isGuardFailure(error) || isUniqueViolation(error, "balance_ledger_commission_credit_once"))
+      if (isGuardFailure(error) || isUniqueViolation(error, commissionCreditOnceIndex))
         continue;
       // A lost answer (connection cut after the commit) looks like any failure: whether this run's
       // approval committed is read back, so a committed one still gets its notification (the next run
@@ -66,8 +72,8 @@ export async function approveDueCommissions(
       program_id: row.program_id,
       kind: "commission_approved",
       payload: {
-        commission_id: Number(row.id),
-        amount_cents: Number(row.amount_cents),
+        commission_id: fromDriver(c.id, row.id),
+        amount_cents: fromDriver(c.amountCents, row.amount_cents),
         currency: row.currency,
       },
       dedupe_key: `commission:${row.id}:approved`,
@@ -79,9 +85,10 @@ export async function approveDueCommissions(
 /** Whether the commission was approved by the run at `at` (false when even that cannot be read). */
 async function approvedBy(db: Database, commissionId: string, at: string): Promise<boolean> {
   try {
+    const c = commissions;
     const result = await db.execute<{ approved: boolean }>(sql`
-      select (status = 'approved' and approved_at = ${at}::timestamptz) as approved
-      from commissions where id = ${commissionId}::bigint`);
+      select (${c.status} = 'approved' and ${c.approvedAt} = ${at}::timestamptz) as approved
+      from ${c} where ${c.id} = ${commissionId}::bigint`);
     return result.rows[0]?.approved === true;
   } catch (error) {
     rootLogger.error("commission approval outcome unknown", error, { commission_id: commissionId });
