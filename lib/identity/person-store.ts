@@ -28,7 +28,7 @@ export async function readPersonFacts(db: Database, email: string): Promise<Pers
 
 /**
  * One write: the user, a workspace and the owner membership, in one statement. Two first sign-ins of the
- * same email race on `users_email_unique`; the loser re-reads and finds the winner's account.
+ * same email race on `userEmailUniqueIndex`; the loser re-reads and finds the winner's account.
  */
 export async function createPersonWithWorkspace(
   db: Database,
