@@ -63,9 +63,7 @@ export const balanceLedger = pgTable(
   },
   (t) => [
     index("balance_ledger_partner_idx").on(t.programId, t.partnerId, t.currency),
-    uniqueIndex(commissionCreditOnceIndex)
-      .on(t.commissionId)
-      .where(sql`${t.cause} = 'commission_credit'`),
+    uniqueIndex(commissionCreditOnceIndex).on(t.commissionId).where(sql`${t.cause} = 'commission_credit'`),
     uniqueIndex("balance_ledger_refund_once").on(t.refundId).where(sql`${t.refundId} is not null`),
   ],
 );

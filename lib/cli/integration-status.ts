@@ -52,7 +52,9 @@ export function integrationStatusQuery(db: Database, programId: SQL) {
 export function integrationStatusFrom(row: Record<string, unknown>): IntegrationStatus {
   // Every newest time is a max() of a created_at column, read as that column reads.
   const latest = (a: unknown, b: unknown) => {
-    const times = [a, b].flatMap((v) => fromDriverOrNull(clickEvents.createdAt, v) ?? []).map((t) => t.getTime());
+    const times = [a, b]
+      .flatMap((v) => fromDriverOrNull(clickEvents.createdAt, v) ?? [])
+      .map((t) => t.getTime());
     return times.length ? new Date(Math.max(...times)) : null;
   };
   const steps = {

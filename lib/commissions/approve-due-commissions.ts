@@ -56,8 +56,7 @@ export async function approveDueCommissions(
       await db.batch(statements.map((s) => db.execute(s)) as [ReturnType<Database["execute"]>]);
     } catch (error) {
       // Another run approved it, or a refund changed it meanwhile: nothing to do for this one.
-      if (isGuardFailure(error) || isUniqueViolation(error, commissionCreditOnceIndex))
-        continue;
+      if (isGuardFailure(error) || isUniqueViolation(error, commissionCreditOnceIndex)) continue;
       // A lost answer (connection cut after the commit) looks like any failure: whether this run's
       // approval committed is read back, so a committed one still gets its notification (the next run
       // would not see it as due any more).

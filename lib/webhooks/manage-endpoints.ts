@@ -2,9 +2,9 @@ import { type AnyColumn, type SQL, sql } from "drizzle-orm";
 import { alias } from "drizzle-orm/pg-core";
 import { auditLog } from "../../schema/accounts.ts";
 import {
-  type webhookDeliveryStatuses,
   webhookDeliveries,
   webhookDeliveryAttempts,
+  type webhookDeliveryStatuses,
   webhookEndpoints,
   webhookEvents,
 } from "../../schema/webhooks.ts";
