@@ -40,6 +40,9 @@ export const ledgerCauses = [
   "withdrawal_release",
 ] as const;
 
+/** A commission's credit is written at most once; a second credit runs into this index. */
+export const commissionCreditOnceIndex = "balance_ledger_commission_credit_once";
+
 /**
  * Every balance change, tied to its commission and cause: the balance always equals the sum of its rows.
  * A commission is credited at most once (partial unique index).
@@ -60,9 +63,7 @@ export const balanceLedger = pgTable(
   },
   (t) => [
     index("balance_ledger_partner_idx").on(t.programId, t.partnerId, t.currency),
-    uniqueIndex("balance_ledger_commission_credit_once")
-      .on(t.commissionId)
-      .where(sql`${t.cause} = 'commission_credit'`),
+    uniqueIndex(commissionCreditOnceIndex).on(t.commissionId).where(sql`${t.cause} = 'commission_credit'`),
     uniqueIndex("balance_ledger_refund_once").on(t.refundId).where(sql`${t.refundId} is not null`),
   ],
 );

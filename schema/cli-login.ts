@@ -31,6 +31,9 @@ export const cliLoginSessions = pgTable(
   ],
 );
 
+/** One command-line token per login session: a second poll issuing one runs into this index. */
+export const cliLoginTokenSessionUniqueIndex = "cli_login_tokens_session_unique";
+
 /**
  * Command-line login tokens (`atl_` + 256 random bits): per person, stored only as SHA-256 with a short
  * display prefix, valid until `expires_at` unless revoked (logout) first.
@@ -51,7 +54,7 @@ export const cliLoginTokens = pgTable(
   },
   (t) => [
     uniqueIndex("cli_login_tokens_token_hash_unique").on(t.tokenHash),
-    uniqueIndex("cli_login_tokens_session_unique").on(t.sessionId),
+    uniqueIndex(cliLoginTokenSessionUniqueIndex).on(t.sessionId),
   ],
 );
 

@@ -33,6 +33,9 @@ export const programPartners = pgTable(
   (t) => [uniqueIndex("program_partners_program_partner_unique").on(t.programId, t.partnerId)],
 );
 
+/** A short link code is unique across the service; a clash on insert is told apart by this name. */
+export const referralLinkShortLinkUniqueIndex = "referral_links_short_link_unique";
+
 /**
  * A referral link, matched by `short_link` against `aff`/`via`. Codes are unique across the service so a
  * click needs no program to find its link. Partner and program are nullable because a link can be left
@@ -50,7 +53,7 @@ export const referralLinks = pgTable(
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [
-    uniqueIndex("referral_links_short_link_unique").on(t.shortLink),
+    uniqueIndex(referralLinkShortLinkUniqueIndex).on(t.shortLink),
     index("referral_links_program_idx").on(t.programId),
   ],
 );

@@ -21,6 +21,9 @@ export type CommissionType = (typeof commissionTypes)[number];
  * A partner program. `commission_rate` is a percentage for the percent types and an amount in the sale
  * currency's major unit for the fixed types; `duration_months` 0 means lifetime for recurring types.
  */
+/** One connected payments account per program; a second program connecting it runs into this index. */
+export const programStripeAccountUniqueIndex = "programs_stripe_account_unique";
+
 export const programs = pgTable(
   "programs",
   {
@@ -48,7 +51,7 @@ export const programs = pgTable(
     updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [
-    uniqueIndex("programs_stripe_account_unique").on(t.stripeAccountId),
+    uniqueIndex(programStripeAccountUniqueIndex).on(t.stripeAccountId),
     check("programs_attribution_window_days_range", sql`${t.attributionWindowDays} between 1 and 365`),
     check("programs_commission_rate_positive", sql`${t.commissionRate} > 0`),
     check("programs_duration_months_nonnegative", sql`${t.durationMonths} >= 0`),

@@ -8,6 +8,9 @@ export const advertisers = pgTable("advertisers", {
   createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
 });
 
+/** One account per email, case-insensitive: two first sign-ins of one email race on this index. */
+export const userEmailUniqueIndex = "users_email_unique";
+
 /** A signed-in person (dashboard or command-line login). */
 export const users = pgTable(
   "users",
@@ -18,7 +21,7 @@ export const users = pgTable(
     blockedAt: timestamp("blocked_at", { withTimezone: true }),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
   },
-  (t) => [uniqueIndex("users_email_unique").on(sql`lower(${t.email})`)],
+  (t) => [uniqueIndex(userEmailUniqueIndex).on(sql`lower(${t.email})`)],
 );
 
 export const memberRoles = ["owner", "admin", "member"] as const;

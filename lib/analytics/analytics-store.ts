@@ -1,7 +1,14 @@
 import { type SQL, sql } from "drizzle-orm";
-import type { AnalyticsDimension } from "../../schema/analytics.ts";
+import {
+  type AnalyticsDimension,
+  analyticsRollupProgress,
+  analyticsRollups,
+} from "../../schema/analytics.ts";
+import { partners, referralLinks } from "../../schema/partners.ts";
+import { programApiKeys } from "../../schema/programs.ts";
 import { type ApiKeyRecord, apiKeyRecordFromRow, apiKeyRecordQuery } from "../auth/program-key.ts";
 import type { Database } from "../db/client.ts";
+import { fromDriverOrNull } from "../db/columns.ts";
 import {
   dimensionValue,
   liveEventFacts,
@@ -11,27 +18,29 @@ import {
 } from "./event-facts.ts";
 import type { RollupReach, Segment } from "./tiling.ts";
 
-const date = (value: unknown): Date | null => (value ? new Date(String(value)) : null);
-
 /** The key and how far its program's rollups reach, in one round trip (a batch of two reads). */
 export async function readKeyAndReach(
   db: Database,
   keyHash: string,
 ): Promise<{ key: ApiKeyRecord | null; reach: RollupReach }> {
+  const g = analyticsRollupProgress;
+  const k = programApiKeys;
   const [keyRows, reachRows] = await db.batch([
     db.execute(apiKeyRecordQuery(keyHash)),
     db.execute(sql`
-      select hours_until, days_until, months_until, partials_until from analytics_rollup_progress
-      where program_id = (select program_id from program_api_keys where key_hash = ${keyHash}::text and revoked_at is null)`),
+      select ${g.hoursUntil} as hours_until, ${g.daysUntil} as days_until, ${g.monthsUntil} as months_until,
+             ${g.partialsUntil} as partials_until
+      from ${g}
+      where ${g.programId} = (select ${k.programId} from ${k} where ${k.keyHash} = ${keyHash}::text and ${k.revokedAt} is null)`),
   ]);
   const reach = (reachRows.rows[0] ?? {}) as Record<string, unknown>;
   return {
     key: apiKeyRecordFromRow(keyRows.rows[0] as Parameters<typeof apiKeyRecordFromRow>[0]),
     reach: {
-      hoursUntil: date(reach.hours_until),
-      daysUntil: date(reach.days_until),
-      monthsUntil: date(reach.months_until),
-      partialsUntil: date(reach.partials_until),
+      hoursUntil: fromDriverOrNull(g.hoursUntil, reach.hours_until),
+      daysUntil: fromDriverOrNull(g.daysUntil, reach.days_until),
+      monthsUntil: fromDriverOrNull(g.monthsUntil, reach.months_until),
+      partialsUntil: fromDriverOrNull(g.partialsUntil, reach.partials_until),
     },
   };
 }
@@ -57,19 +66,21 @@ export interface SourcesRead {
  * an index range scan of the primary key: program, dimension, grain, bucket start).
  */
 function rolledRows(programId: number, dimension: AnalyticsDimension, segments: readonly Segment[]): SQL {
+  const a = analyticsRollups;
   const rolled = segments.filter((s) => s.source !== "raw");
-  if (rolled.length === 0) return sql`select value, currency, ${columns} from analytics_rollups where false`;
+  const select = sql`select ${a.value} as value, ${a.currency} as currency, ${columns} from ${a}`;
+  if (rolled.length === 0) return sql`${select} where false`;
   return sql.join(
     rolled.map((s) =>
       s.key
         ? sql`
-        select value, currency, ${columns} from analytics_rollups
-        where program_id = ${programId}::int and dimension = ${dimension} and grain = ${s.source}
-          and bucket_start = ${s.key.toISOString()}::timestamptz`
+        ${select}
+        where ${a.programId} = ${programId}::int and ${a.dimension} = ${dimension} and ${a.grain} = ${s.source}
+          and ${a.bucketStart} = ${s.key.toISOString()}::timestamptz`
         : sql`
-        select value, currency, ${columns} from analytics_rollups
-        where program_id = ${programId}::int and dimension = ${dimension} and grain = ${s.source}
-          and bucket_start >= ${s.from.toISOString()}::timestamptz and bucket_start < ${s.to.toISOString()}::timestamptz`,
+        ${select}
+        where ${a.programId} = ${programId}::int and ${a.dimension} = ${dimension} and ${a.grain} = ${s.source}
+          and ${a.bucketStart} >= ${s.from.toISOString()}::timestamptz and ${a.bucketStart} < ${s.to.toISOString()}::timestamptz`,
     ),
     sql` union all `,
   );
@@ -79,10 +90,11 @@ const columns = sql.raw(measureColumns.join(", "));
 
 function labelOf(dimension: AnalyticsDimension): SQL {
   if (dimension === "partner") {
-    return sql`(select name from partners where o.value ~ '^[0-9]{1,9}$' and id = o.value::int)`;
+    return sql`(select ${partners.name} from ${partners} where o.value ~ '^[0-9]{1,9}$' and ${partners.id} = o.value::int)`;
   }
   if (dimension === "link") {
-    return sql`(select short_link from referral_links where o.value ~ '^[0-9]{1,9}$' and id = o.value::int)`;
+    return sql`(select ${referralLinks.shortLink} from ${referralLinks}
+                where o.value ~ '^[0-9]{1,9}$' and ${referralLinks.id} = o.value::int)`;
   }
   return sql`null::text`;
 }

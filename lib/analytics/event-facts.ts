@@ -1,5 +1,9 @@
 import { type SQL, sql } from "drizzle-orm";
+import { alias } from "drizzle-orm/pg-core";
 import type { AnalyticsDimension } from "../../schema/analytics.ts";
+import { commissions, refunds } from "../../schema/commissions.ts";
+import { customers } from "../../schema/customers.ts";
+import { clickEvents, leadEvents, saleEvents } from "../../schema/events.ts";
 
 /** The measures every fact row and rollup row carries, in this order. */
 export const measureColumns = [
@@ -78,44 +82,51 @@ export interface FactScope {
  */
 export function scopedEventFacts(scope: FactScope): SQL {
   const program = scope.program;
-  const dims = sql`c.link_id, c.referrer_domain, c.utm_source, c.utm_medium, c.utm_campaign, c.landing_page`;
+  const k = alias(clickEvents, "k");
+  const c = alias(clickEvents, "c");
+  const l = alias(leadEvents, "l");
+  const s = alias(saleEvents, "s");
+  const cu = alias(customers, "cu");
+  const r = alias(refunds, "r");
+  const m = alias(commissions, "m");
+  const dims = sql`${c.linkId}, ${c.referrerDomain}, ${c.utmSource}, ${c.utmMedium}, ${c.utmCampaign}, ${c.landingPage}`;
+  const customerClick = sql`left join ${customers} ${cu} on ${cu.id} = ${s.customerId}
+    left join ${clickEvents} ${c} on ${c.clickId} = ${cu.clickId}`;
   return sql`
-    select k.program_id, k.created_at as at, k.partner_id, k.link_id, k.referrer_domain, k.utm_source,
-           k.utm_medium, k.utm_campaign, k.landing_page, '' as currency,
+    select ${k.programId} as program_id, ${k.createdAt} as at, ${k.partnerId} as partner_id, ${k.linkId} as link_id,
+           ${k.referrerDomain} as referrer_domain, ${k.utmSource} as utm_source, ${k.utmMedium} as utm_medium,
+           ${k.utmCampaign} as utm_campaign, ${k.landingPage} as landing_page, '' as currency,
            1 as clicks, 0 as leads, 0 as provisional_leads, 0 as sales, 0::bigint as revenue_cents, 0 as refunds,
            0::bigint as refunded_cents, 0::bigint as commission_cents
-    from affiliate_click_events k
-    where not k.is_test and ${program(sql`k.program_id`)} and ${scope.time(sql`k.created_at`)}
+    from ${clickEvents} ${k}
+    where not ${k.isTest} and ${program(sql`${k.programId}`)} and ${scope.time(sql`${k.createdAt}`)}
     union all
-    select l.program_id, l.created_at, coalesce(l.partner_id, c.partner_id), ${dims}, '',
-           0, case when l.provisional then 0 else 1 end, case when l.provisional then 1 else 0 end, 0, 0, 0, 0, 0
-    from affiliate_lead_events l
-    left join affiliate_click_events c on c.click_id = l.click_id
-    where not l.is_test and l.program_id is not null and ${program(sql`l.program_id`)}
-      and ${scope.time(sql`l.created_at`)}
+    select ${l.programId}, ${l.createdAt}, coalesce(${l.partnerId}, ${c.partnerId}), ${dims}, '',
+           0, case when ${l.provisional} then 0 else 1 end, case when ${l.provisional} then 1 else 0 end, 0, 0, 0, 0, 0
+    from ${leadEvents} ${l}
+    left join ${clickEvents} ${c} on ${c.clickId} = ${l.clickId}
+    where not ${l.isTest} and ${l.programId} is not null and ${program(sql`${l.programId}`)}
+      and ${scope.time(sql`${l.createdAt}`)}
     union all
-    select s.program_id, s.created_at, s.partner_id, ${dims}, s.currency,
-           0, 0, 0, 1, s.amount_cents, 0, 0, 0
-    from affiliate_sale_events s
-    left join customers cu on cu.id = s.customer_id
-    left join affiliate_click_events c on c.click_id = cu.click_id
-    where not s.is_test and ${program(sql`s.program_id`)} and ${scope.time(sql`s.created_at`)}
+    select ${s.programId}, ${s.createdAt}, ${s.partnerId}, ${dims}, ${s.currency},
+           0, 0, 0, 1, ${s.amountCents}, 0, 0, 0
+    from ${saleEvents} ${s}
+    ${customerClick}
+    where not ${s.isTest} and ${program(sql`${s.programId}`)} and ${scope.time(sql`${s.createdAt}`)}
     union all
-    select s.program_id, r.created_at, s.partner_id, ${dims}, s.currency,
-           0, 0, 0, 0, 0, 1, r.amount_cents, 0
-    from refunds r
-    join affiliate_sale_events s on s.id = r.sale_id
-    left join customers cu on cu.id = s.customer_id
-    left join affiliate_click_events c on c.click_id = cu.click_id
-    where not s.is_test and ${program(sql`s.program_id`)} and ${scope.time(sql`r.created_at`)}
+    select ${s.programId}, ${r.createdAt}, ${s.partnerId}, ${dims}, ${s.currency},
+           0, 0, 0, 0, 0, 1, ${r.amountCents}, 0
+    from ${refunds} ${r}
+    join ${saleEvents} ${s} on ${s.id} = ${r.saleId}
+    ${customerClick}
+    where not ${s.isTest} and ${program(sql`${s.programId}`)} and ${scope.time(sql`${r.createdAt}`)}
     union all
-    select m.program_id, m.created_at, m.partner_id, ${dims}, m.currency,
-           0, 0, 0, 0, 0, 0, 0, m.amount_cents
-    from commissions m
-    join affiliate_sale_events s on s.id = m.sale_id
-    left join customers cu on cu.id = s.customer_id
-    left join affiliate_click_events c on c.click_id = cu.click_id
-    where not m.is_test and ${program(sql`m.program_id`)} and ${scope.time(sql`m.created_at`)}`;
+    select ${m.programId}, ${m.createdAt}, ${m.partnerId}, ${dims}, ${m.currency},
+           0, 0, 0, 0, 0, 0, 0, ${m.amountCents}
+    from ${commissions} ${m}
+    join ${saleEvents} ${s} on ${s.id} = ${m.saleId}
+    ${customerClick}
+    where not ${m.isTest} and ${program(sql`${m.programId}`)} and ${scope.time(sql`${m.createdAt}`)}`;
 }
 
 /** `sum(<measure>)` for every measure, named like it. */

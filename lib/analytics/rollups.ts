@@ -1,6 +1,11 @@
 import { type SQL, sql } from "drizzle-orm";
-import { analyticsDimensions } from "../../schema/analytics.ts";
+import { alias } from "drizzle-orm/pg-core";
+import { analyticsDimensions, analyticsRollupProgress, analyticsRollups } from "../../schema/analytics.ts";
+import { commissions } from "../../schema/commissions.ts";
+import { clickEvents, leadEvents, saleEvents } from "../../schema/events.ts";
+import { programs } from "../../schema/programs.ts";
 import type { Database } from "../db/client.ts";
+import { columnList, columnName } from "../db/columns.ts";
 import { dimensionValue, measureColumns, scopedEventFacts, summedMeasures } from "./event-facts.ts";
 
 /**
@@ -38,7 +43,27 @@ function programScope(column: SQL, programIds: readonly number[] | undefined): S
   return sql`${column} = any(${`{${programIds.map((id) => Math.trunc(id)).join(",")}}`}::int[])`;
 }
 
+/** The measures' columns: the facts name them as the rollup table does (`measureColumns`). */
 const sums = sql.raw(measureColumns.join(", "));
+
+/** Progress rows (`g` where a statement updates them) and rollup rows (`r` where one reads them). */
+const g = analyticsRollupProgress;
+const r = alias(analyticsRollups, "r");
+/** An insert of rollup rows: the key columns, then the measures. */
+const rollupInsert = sql`insert into ${analyticsRollups} (${columnList(
+  analyticsRollups.programId,
+  analyticsRollups.dimension,
+  analyticsRollups.grain,
+  analyticsRollups.bucketStart,
+  analyticsRollups.value,
+  analyticsRollups.currency,
+)}, ${sums})`;
+/** The first event's time of the program `p`. */
+function firstEventAt(
+  table: typeof clickEvents | typeof leadEvents | typeof saleEvents | typeof commissions,
+) {
+  return sql`(select min(${table.createdAt}) from ${table} where ${table.programId} = ${programs.id})`;
+}
 
 /** The hours up to which a run at `now` may roll up: the last whole UTC hour that ended `rollupSettleMs` ago. */
 export function rollupTarget(now: Date): Date {
@@ -77,31 +102,31 @@ export async function rollUpAnalytics(
     sql`, `,
   );
   const pending = sql`
-    select program_id, hours_until as from_at,
-           least(${target}::timestamptz, hours_until + ${maxHours}::int * interval '1 hour') as to_at
-    from analytics_rollup_progress
-    where hours_until < ${target}::timestamptz and ${inScope(sql`program_id`)}`;
+    select ${g.programId} as program_id, ${g.hoursUntil} as from_at,
+           least(${target}::timestamptz, ${g.hoursUntil} + ${maxHours}::int * interval '1 hour') as to_at
+    from ${g}
+    where ${g.hoursUntil} < ${target}::timestamptz and ${inScope(sql`${g.programId}`)}`;
   const results = await db.batch([
     db.execute(sql`select pg_advisory_xact_lock(${rollupLockKey}::bigint)`),
     db.execute(sql`
-      insert into analytics_rollup_progress (program_id, hours_until, days_until, months_until)
+      insert into ${g} (${columnList(g.programId, g.hoursUntil, g.daysUntil, g.monthsUntil)})
       select id, date_trunc('hour', first_at, 'UTC'), date_trunc('day', first_at, 'UTC'),
              date_trunc('month', first_at, 'UTC')
       from (
-        select p.id, least(
-                 (select min(created_at) from affiliate_click_events where program_id = p.id),
-                 (select min(created_at) from affiliate_lead_events where program_id = p.id),
-                 (select min(created_at) from affiliate_sale_events where program_id = p.id),
-                 (select min(created_at) from commissions where program_id = p.id)) as first_at
-        from programs p
-        where ${inScope(sql`p.id`)}
-          and not exists (select 1 from analytics_rollup_progress g where g.program_id = p.id)
+        select ${programs.id} as id, least(
+                 ${firstEventAt(clickEvents)},
+                 ${firstEventAt(leadEvents)},
+                 ${firstEventAt(saleEvents)},
+                 ${firstEventAt(commissions)}) as first_at
+        from ${programs}
+        where ${inScope(sql`${programs.id}`)}
+          and not exists (select 1 from ${g} where ${g.programId} = ${programs.id})
       ) f
       where first_at is not null and first_at < ${target}::timestamptz`),
     db.execute(sql`
       with w as (${pending}),
       hourly as (
-        insert into analytics_rollups (program_id, dimension, grain, bucket_start, value, currency, ${sums})
+        ${rollupInsert}
         select f.program_id, d.dimension, 'hour', date_trunc('hour', f.at, 'UTC'), d.value, f.currency,
                ${summedMeasures}
         from w
@@ -113,75 +138,77 @@ export async function rollUpAnalytics(
         group by 1, 2, 3, 4, 5, 6
         returning 1),
       moved as (
-        update analytics_rollup_progress g set hours_until = w.to_at, updated_at = ${now.toISOString()}::timestamptz
-        from w where g.program_id = w.program_id
+        update ${g} set ${columnName(g.hoursUntil)} = w.to_at, ${columnName(g.updatedAt)} = ${now.toISOString()}::timestamptz
+        from w where ${g.programId} = w.program_id
         returning 1)
       select (select count(*) from moved) as programs, (select count(*) from hourly) as rows`),
     db.execute(sql`
       with w as (
-        select program_id, days_until as from_at, date_trunc('day', hours_until, 'UTC') as to_at
-        from analytics_rollup_progress
-        where days_until < date_trunc('day', hours_until, 'UTC') and ${inScope(sql`program_id`)}),
+        select ${g.programId} as program_id, ${g.daysUntil} as from_at, date_trunc('day', ${g.hoursUntil}, 'UTC') as to_at
+        from ${g}
+        where ${g.daysUntil} < date_trunc('day', ${g.hoursUntil}, 'UTC') and ${inScope(sql`${g.programId}`)}),
       daily as (
-        insert into analytics_rollups (program_id, dimension, grain, bucket_start, value, currency, ${sums})
-        select r.program_id, r.dimension, 'day', date_trunc('day', r.bucket_start, 'UTC'), r.value, r.currency,
+        ${rollupInsert}
+        select ${r.programId}, ${r.dimension}, 'day', date_trunc('day', ${r.bucketStart}, 'UTC'), ${r.value}, ${r.currency},
                ${summedMeasures}
-        from w join analytics_rollups r
-          on r.program_id = w.program_id and r.grain = 'hour'
-         and r.bucket_start >= w.from_at and r.bucket_start < w.to_at
+        from w join ${analyticsRollups} ${r}
+          on ${r.programId} = w.program_id and ${r.grain} = 'hour'
+         and ${r.bucketStart} >= w.from_at and ${r.bucketStart} < w.to_at
         group by 1, 2, 3, 4, 5, 6
         returning 1),
       moved as (
-        update analytics_rollup_progress g set days_until = w.to_at from w where g.program_id = w.program_id
+        update ${g} set ${columnName(g.daysUntil)} = w.to_at from w where ${g.programId} = w.program_id
         returning 1)
       select (select count(*) from moved) as programs, (select count(*) from daily) as rows`),
     db.execute(sql`
       with w as (
-        select program_id, months_until as from_at, date_trunc('month', days_until, 'UTC') as to_at
-        from analytics_rollup_progress
-        where months_until < date_trunc('month', days_until, 'UTC') and ${inScope(sql`program_id`)}),
+        select ${g.programId} as program_id, ${g.monthsUntil} as from_at, date_trunc('month', ${g.daysUntil}, 'UTC') as to_at
+        from ${g}
+        where ${g.monthsUntil} < date_trunc('month', ${g.daysUntil}, 'UTC') and ${inScope(sql`${g.programId}`)}),
       monthly as (
-        insert into analytics_rollups (program_id, dimension, grain, bucket_start, value, currency, ${sums})
-        select r.program_id, r.dimension, 'month', date_trunc('month', r.bucket_start, 'UTC'), r.value,
-               r.currency, ${summedMeasures}
-        from w join analytics_rollups r
-          on r.program_id = w.program_id and r.grain = 'day'
-         and r.bucket_start >= w.from_at and r.bucket_start < w.to_at
+        ${rollupInsert}
+        select ${r.programId}, ${r.dimension}, 'month', date_trunc('month', ${r.bucketStart}, 'UTC'), ${r.value},
+               ${r.currency}, ${summedMeasures}
+        from w join ${analyticsRollups} ${r}
+          on ${r.programId} = w.program_id and ${r.grain} = 'day'
+         and ${r.bucketStart} >= w.from_at and ${r.bucketStart} < w.to_at
         group by 1, 2, 3, 4, 5, 6
         returning 1),
       moved as (
-        update analytics_rollup_progress g set months_until = w.to_at from w where g.program_id = w.program_id
+        update ${g} set ${columnName(g.monthsUntil)} = w.to_at from w where ${g.programId} = w.program_id
         returning 1)
       select (select count(*) from moved) as programs, (select count(*) from monthly) as rows`),
     db.execute(sql`
       with w as (
-        select program_id, hours_until, days_until, months_until from analytics_rollup_progress
-        where partials_until is distinct from hours_until and ${inScope(sql`program_id`)}),
+        select ${g.programId} as program_id, ${g.hoursUntil} as hours_until, ${g.daysUntil} as days_until,
+               ${g.monthsUntil} as months_until
+        from ${g}
+        where ${g.partialsUntil} is distinct from ${g.hoursUntil} and ${inScope(sql`${g.programId}`)}),
       day_partial as (
-        insert into analytics_rollups (program_id, dimension, grain, bucket_start, value, currency, ${sums})
-        select r.program_id, r.dimension, 'day_partial', w.hours_until, r.value, r.currency, ${summedMeasures}
-        from w join analytics_rollups r
-          on r.program_id = w.program_id and r.grain = 'hour'
-         and r.bucket_start >= w.days_until and r.bucket_start < w.hours_until
-        group by r.program_id, r.dimension, w.hours_until, r.value, r.currency
+        ${rollupInsert}
+        select ${r.programId}, ${r.dimension}, 'day_partial', w.hours_until, ${r.value}, ${r.currency}, ${summedMeasures}
+        from w join ${analyticsRollups} ${r}
+          on ${r.programId} = w.program_id and ${r.grain} = 'hour'
+         and ${r.bucketStart} >= w.days_until and ${r.bucketStart} < w.hours_until
+        group by ${r.programId}, ${r.dimension}, w.hours_until, ${r.value}, ${r.currency}
         returning 1),
       month_partial as (
-        insert into analytics_rollups (program_id, dimension, grain, bucket_start, value, currency, ${sums})
-        select r.program_id, r.dimension, 'month_partial', w.hours_until, r.value, r.currency, ${summedMeasures}
-        from w join analytics_rollups r
-          on r.program_id = w.program_id and r.grain = 'day'
-         and r.bucket_start >= w.months_until and r.bucket_start < w.days_until
-        group by r.program_id, r.dimension, w.hours_until, r.value, r.currency
+        ${rollupInsert}
+        select ${r.programId}, ${r.dimension}, 'month_partial', w.hours_until, ${r.value}, ${r.currency}, ${summedMeasures}
+        from w join ${analyticsRollups} ${r}
+          on ${r.programId} = w.program_id and ${r.grain} = 'day'
+         and ${r.bucketStart} >= w.months_until and ${r.bucketStart} < w.days_until
+        group by ${r.programId}, ${r.dimension}, w.hours_until, ${r.value}, ${r.currency}
         returning 1),
       -- Older sets go once two hours have passed: a reader that read the progress just before this run
       -- still finds the set it was told about.
       gone as (
-        delete from analytics_rollups a using w
-        where a.program_id = w.program_id and a.grain in ('day_partial', 'month_partial')
-          and a.bucket_start < w.hours_until - interval '2 hours'
+        delete from ${analyticsRollups} using w
+        where ${analyticsRollups.programId} = w.program_id and ${analyticsRollups.grain} in ('day_partial', 'month_partial')
+          and ${analyticsRollups.bucketStart} < w.hours_until - interval '2 hours'
         returning 1),
       moved as (
-        update analytics_rollup_progress g set partials_until = w.hours_until from w where g.program_id = w.program_id
+        update ${g} set ${columnName(g.partialsUntil)} = w.hours_until from w where ${g.programId} = w.program_id
         returning 1)
       select (select count(*) from moved) as programs,
              (select count(*) from day_partial) + (select count(*) from month_partial) as rows,
@@ -220,8 +247,8 @@ export async function rebuildRollups(
   const inScope = (column: SQL) => programScope(column, options.programIds);
   await db.batch([
     db.execute(sql`select pg_advisory_xact_lock(${rollupLockKey}::bigint)`),
-    db.execute(sql`delete from analytics_rollup_progress where ${inScope(sql`program_id`)}`),
-    db.execute(sql`delete from analytics_rollups where ${inScope(sql`program_id`)}`),
+    db.execute(sql`delete from ${g} where ${inScope(sql`${g.programId}`)}`),
+    db.execute(sql`delete from ${analyticsRollups} where ${inScope(sql`${analyticsRollups.programId}`)}`),
   ]);
   return rollUpAll(db, now, {
     ...(options.programIds ? { programIds: options.programIds } : {}),

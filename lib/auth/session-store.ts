@@ -1,6 +1,12 @@
 import { sql } from "drizzle-orm";
+import { signInTokens } from "../../schema/accounts.ts";
+import { users } from "../../schema/workspaces.ts";
 import type { Database } from "../db/client.ts";
+import { columnList, columnName, fromDriver } from "../db/columns.ts";
 import { ABSOLUTE_LIFETIME_SECONDS, SLIDING_LIFETIME_SECONDS } from "./sign-in-tokens.ts";
+
+const t = signInTokens;
+const u = users;
 
 export interface SessionRecord {
   tokenId: number;
@@ -20,20 +26,20 @@ export async function touchSession(
 ): Promise<SessionRecord | null> {
   const at = now.toISOString();
   const result = await db.execute<{ id: number; user_id: number; blocked: boolean; expires_at: string }>(sql`
-    update sign_in_tokens t
-       set last_used_at = ${at}::timestamptz,
-           expires_at = least(${at}::timestamptz + make_interval(secs => ${SLIDING_LIFETIME_SECONDS}), t.absolute_expires_at)
-      from users u
-     where t.token_hash = ${tokenHash} and u.id = t.user_id
-       and t.revoked_at is null and t.expires_at > ${at}::timestamptz
-    returning t.id, t.user_id, u.blocked_at is not null as blocked, t.expires_at`);
+    update ${t}
+       set ${columnName(t.lastUsedAt)} = ${at}::timestamptz,
+           ${columnName(t.expiresAt)} = least(${at}::timestamptz + make_interval(secs => ${SLIDING_LIFETIME_SECONDS}), ${t.absoluteExpiresAt})
+      from ${u}
+     where ${t.tokenHash} = ${tokenHash} and ${u.id} = ${t.userId}
+       and ${t.revokedAt} is null and ${t.expiresAt} > ${at}::timestamptz
+    returning ${t.id} as id, ${t.userId} as user_id, ${u.blockedAt} is not null as blocked, ${t.expiresAt} as expires_at`);
   const row = result.rows[0];
   if (!row) return null;
   return {
-    tokenId: Number(row.id),
-    userId: Number(row.user_id),
+    tokenId: fromDriver(t.id, row.id),
+    userId: fromDriver(t.userId, row.user_id),
     blocked: row.blocked,
-    expiresAt: new Date(row.expires_at),
+    expiresAt: fromDriver(t.expiresAt, row.expires_at),
   };
 }
 
@@ -46,7 +52,7 @@ export async function createSession(
   const expiresAt = new Date(now.getTime() + SLIDING_LIFETIME_SECONDS * 1000);
   const absolute = new Date(now.getTime() + ABSOLUTE_LIFETIME_SECONDS * 1000);
   await db.execute(sql`
-    insert into sign_in_tokens (user_id, token_hash, created_at, last_used_at, expires_at, absolute_expires_at)
+    insert into ${t} (${columnList(t.userId, t.tokenHash, t.createdAt, t.lastUsedAt, t.expiresAt, t.absoluteExpiresAt)})
     values (${userId}, ${tokenHash}, ${now.toISOString()}::timestamptz, ${now.toISOString()}::timestamptz,
             ${expiresAt.toISOString()}::timestamptz, ${absolute.toISOString()}::timestamptz)`);
   return expiresAt;
@@ -54,6 +60,6 @@ export async function createSession(
 
 export async function revokeSession(db: Database, tokenId: number, now: Date): Promise<void> {
   await db.execute(sql`
-    update sign_in_tokens set revoked_at = ${now.toISOString()}::timestamptz
-     where id = ${tokenId} and revoked_at is null`);
+    update ${t} set ${columnName(t.revokedAt)} = ${now.toISOString()}::timestamptz
+     where ${t.id} = ${tokenId} and ${t.revokedAt} is null`);
 }

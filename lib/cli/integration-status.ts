@@ -2,6 +2,7 @@ import { type SQL, sql } from "drizzle-orm";
 import { clickEvents, leadEvents, saleEvents } from "../../schema/events.ts";
 import { programs } from "../../schema/programs.ts";
 import type { Database } from "../db/client.ts";
+import { fromDriver, fromDriverOrNull } from "../db/columns.ts";
 
 export interface StepStatus {
   /** A real (live) event of this kind was recorded. */
@@ -18,10 +19,10 @@ export interface IntegrationStatus {
   next_step: string | null;
 }
 
-const step = (live: unknown, test: unknown, last: unknown): StepStatus => ({
-  live: live === true,
-  test: test === true,
-  last_at: last === null || last === undefined ? null : new Date(String(last)).toISOString(),
+const step = (live: boolean, test: boolean, last: Date | null): StepStatus => ({
+  live,
+  test,
+  last_at: last?.toISOString() ?? null,
 });
 
 /** Each step's newest event, live and test, found through the (program, created_at) indexes without a scan. */
@@ -49,11 +50,12 @@ export function integrationStatusQuery(db: Database, programId: SQL) {
 }
 
 export function integrationStatusFrom(row: Record<string, unknown>): IntegrationStatus {
+  // Every newest time is a max() of a created_at column, read as that column reads.
   const latest = (a: unknown, b: unknown) => {
     const times = [a, b]
-      .filter((v) => v !== null && v !== undefined)
-      .map((v) => new Date(String(v)).getTime());
-    return times.length ? new Date(Math.max(...times)).toISOString() : null;
+      .flatMap((v) => fromDriverOrNull(clickEvents.createdAt, v) ?? [])
+      .map((t) => t.getTime());
+    return times.length ? new Date(Math.max(...times)) : null;
   };
   const steps = {
     click: step(row.click_live !== null, row.click_test !== null, latest(row.click_live, row.click_test)),
@@ -62,7 +64,11 @@ export function integrationStatusFrom(row: Record<string, unknown>): Integration
   };
   const missing = (["click", "lead", "sale"] as const).find((name) => !steps[name].live && !steps[name].test);
   return {
-    program: { id: Number(row.id), name: String(row.name), domain: String(row.domain) },
+    program: {
+      id: fromDriver(programs.id, row.id),
+      name: fromDriver(programs.name, row.name),
+      domain: fromDriver(programs.domain, row.domain),
+    },
     verified: missing === undefined,
     steps,
     next_step: missing

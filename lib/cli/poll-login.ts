@@ -1,5 +1,5 @@
 import { and, eq } from "drizzle-orm";
-import { cliLoginSessions, cliLoginTokens } from "../../schema/cli-login.ts";
+import { cliLoginSessions, cliLoginTokenSessionUniqueIndex, cliLoginTokens } from "../../schema/cli-login.ts";
 import { users } from "../../schema/workspaces.ts";
 import { sha256Hex } from "../auth/api-keys.ts";
 import type { Clock } from "../clock.ts";
@@ -54,7 +54,7 @@ export async function pollLogin(db: Database, clock: Clock, state: string): Prom
     ]);
   } catch (error) {
     // Another poll issued this session's token between our read and write: one token per session.
-    if (isUniqueViolation(error, "cli_login_tokens_session_unique")) {
+    if (isUniqueViolation(error, cliLoginTokenSessionUniqueIndex)) {
       return { outcome: "refused", reason: "session_consumed" };
     }
     throw error;

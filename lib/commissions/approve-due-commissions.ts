@@ -1,5 +1,10 @@
 import { sql } from "drizzle-orm";
+import { commissionCreditOnceIndex } from "../../schema/balances.ts";
+import { commissions } from "../../schema/commissions.ts";
+import { saleEvents } from "../../schema/events.ts";
+import { programs } from "../../schema/programs.ts";
 import type { Database } from "../db/client.ts";
+import { columnName, fromDriver } from "../db/columns.ts";
 import { isGuardFailure, isUniqueViolation } from "../db/errors.ts";
 import { rootLogger } from "../log.ts";
 import type { NotificationMessage } from "../notifications/message.ts";
@@ -27,23 +32,26 @@ export async function approveDueCommissions(
   limit = 200,
 ): Promise<{ approved: number; notifications: NotificationMessage[] }> {
   const at = now.toISOString();
+  const c = commissions;
   const due = await db.execute<DueRow>(sql`
     with ${holdFlaggedForReview(at)}
-    select id, program_id, partner_id, amount_cents, currency, version
-    from commissions
-    where status = 'pending' and hold_until <= ${at}::timestamptz and not is_test
+    select ${c.id} as id, ${c.programId} as program_id, ${c.partnerId} as partner_id,
+           ${c.amountCents} as amount_cents, ${c.currency} as currency, ${c.version} as version
+    from ${c}
+    where ${c.status} = 'pending' and ${c.holdUntil} <= ${at}::timestamptz and not ${c.isTest}
       and not ${heldForFraudReview}
-    order by hold_until, id
+    order by ${c.holdUntil}, ${c.id}
     limit ${limit}`);
   const notifications: NotificationMessage[] = [];
   for (const row of due.rows) {
     const statements = [
       sql`
         with approved as (
-          update commissions
-          set status = 'approved', approved_at = ${at}::timestamptz, version = version + 1, updated_at = ${at}::timestamptz
-          where id = ${row.id}::bigint and status = 'pending' and version = ${row.version}::int
-          returning id)
+          update ${c}
+          set ${columnName(c.status)} = 'approved', ${columnName(c.approvedAt)} = ${at}::timestamptz,
+              ${columnName(c.version)} = ${c.version} + 1, ${columnName(c.updatedAt)} = ${at}::timestamptz
+          where ${c.id} = ${row.id}::bigint and ${c.status} = 'pending' and ${c.version} = ${row.version}::int
+          returning ${c.id})
         select guard(exists (select 1 from approved), 'commission changed meanwhile')`,
       ...creditCommissionStatements(sql`${row.id}::bigint`, now),
       commissionApprovedWebhookStatement(sql`${row.id}::bigint`, at),
@@ -52,8 +60,7 @@ export async function approveDueCommissions(
       await db.batch(statements.map((s) => db.execute(s)) as [ReturnType<Database["execute"]>]);
     } catch (error) {
       // Another run approved it, or a refund changed it meanwhile: nothing to do for this one.
-      if (isGuardFailure(error) || isUniqueViolation(error, "balance_ledger_commission_credit_once"))
-        continue;
+      if (isGuardFailure(error) || isUniqueViolation(error, commissionCreditOnceIndex)) continue;
       // A lost answer (connection cut after the commit) looks like any failure: whether this run's
       // approval committed is read back, so a committed one still gets its notification (the next run
       // would not see it as due any more).
@@ -68,8 +75,8 @@ export async function approveDueCommissions(
       program_id: row.program_id,
       kind: "commission_approved",
       payload: {
-        commission_id: Number(row.id),
-        amount_cents: Number(row.amount_cents),
+        commission_id: fromDriver(c.id, row.id),
+        amount_cents: fromDriver(c.amountCents, row.amount_cents),
         currency: row.currency,
       },
       dedupe_key: `commission:${row.id}:approved`,
@@ -83,9 +90,9 @@ export async function approveDueCommissions(
  * (`lib/fraud/`), or found signals on, is not approved (in `commissions`' scope).
  */
 const heldForFraudReview = sql`exists (
-  select 1 from programs p join affiliate_sale_events s on s.id = commissions.sale_id
-  where p.id = commissions.program_id and p.hold_flagged_commissions
-    and (s.fraud_scanned_at is null or cardinality(s.fraud_flags) > 0))`;
+  select 1 from ${programs} join ${saleEvents} on ${saleEvents.id} = ${commissions.saleId}
+  where ${programs.id} = ${commissions.programId} and ${programs.holdFlaggedCommissions}
+    and (${saleEvents.fraudScannedAt} is null or cardinality(${saleEvents.fraudFlags}) > 0))`;
 
 /**
  * Marks for review (`needs_manual_review`) the due commissions that the program holds because their sale is
@@ -93,23 +100,27 @@ const heldForFraudReview = sql`exists (
  * idempotent: a marked one is not marked again.
  */
 function holdFlaggedForReview(at: string) {
+  const c = commissions;
   return sql`held_for_review as (
-    update commissions
-    set needs_manual_review = true, version = version + 1, updated_at = ${at}::timestamptz
-    where status = 'pending' and hold_until <= ${at}::timestamptz and not is_test and not needs_manual_review
+    update ${c}
+    set ${columnName(c.needsManualReview)} = true, ${columnName(c.version)} = ${c.version} + 1,
+        ${columnName(c.updatedAt)} = ${at}::timestamptz
+    where ${c.status} = 'pending' and ${c.holdUntil} <= ${at}::timestamptz and not ${c.isTest}
+      and not ${c.needsManualReview}
       and exists (
-        select 1 from programs p join affiliate_sale_events s on s.id = commissions.sale_id
-        where p.id = commissions.program_id and p.hold_flagged_commissions
-          and s.fraud_scanned_at is not null and cardinality(s.fraud_flags) > 0)
-    returning id)`;
+        select 1 from ${programs} join ${saleEvents} on ${saleEvents.id} = ${c.saleId}
+        where ${programs.id} = ${c.programId} and ${programs.holdFlaggedCommissions}
+          and ${saleEvents.fraudScannedAt} is not null and cardinality(${saleEvents.fraudFlags}) > 0)
+    returning ${c.id})`;
 }
 
 /** Whether the commission was approved by the run at `at` (false when even that cannot be read). */
 async function approvedBy(db: Database, commissionId: string, at: string): Promise<boolean> {
   try {
+    const c = commissions;
     const result = await db.execute<{ approved: boolean }>(sql`
-      select (status = 'approved' and approved_at = ${at}::timestamptz) as approved
-      from commissions where id = ${commissionId}::bigint`);
+      select (${c.status} = 'approved' and ${c.approvedAt} = ${at}::timestamptz) as approved
+      from ${c} where ${c.id} = ${commissionId}::bigint`);
     return result.rows[0]?.approved === true;
   } catch (error) {
     rootLogger.error("commission approval outcome unknown", error, { commission_id: commissionId });

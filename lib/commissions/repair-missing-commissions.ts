@@ -1,7 +1,10 @@
 import { type SQL, sql } from "drizzle-orm";
+import { alias } from "drizzle-orm/pg-core";
 import { commissionSaleUniqueIndex } from "../../schema/commissions.ts";
-import type { CommissionType } from "../../schema/programs.ts";
+import { saleEvents } from "../../schema/events.ts";
+import { type CommissionType, commissionRules, programs } from "../../schema/programs.ts";
 import type { Database } from "../db/client.ts";
+import { columnName, fromDriver } from "../db/columns.ts";
 import { isGuardFailure, isUniqueViolation } from "../db/errors.ts";
 import { rootLogger } from "../log.ts";
 import { type Currency, isSupportedCurrency } from "../money.ts";
@@ -32,15 +35,21 @@ interface PendingSaleRow extends Record<string, unknown> {
  * Safe to run twice at once: the flag is cleared under a guard and a sale has at most one commission.
  */
 export async function repairMissingCommissions(db: Database, now: Date, limit = 100): Promise<number> {
+  // The sale is `s` throughout: the commission insert and its webhook select it so.
+  const s = alias(saleEvents, "s");
+  const p = programs;
+  const r = commissionRules;
   const pending = await db.execute<PendingSaleRow>(sql`
-    select s.id, s.program_id, s.amount_cents, s.currency, s.created_at,
-           p.commission_type, p.commission_rate, p.duration_months, p.hold_days,
-           r.commission_type as rule_type, r.commission_rate as rule_rate, r.duration_months as rule_duration
-    from affiliate_sale_events s
-    join programs p on p.id = s.program_id
-    left join commission_rules r on r.program_id = s.program_id and r.product_id = s.product_id
-    where s.needs_commission and not s.is_test and s.partner_id is not null
-    order by s.id
+    select ${s.id} as id, ${s.programId} as program_id, ${s.amountCents} as amount_cents, ${s.currency} as currency,
+           ${s.createdAt} as created_at,
+           ${p.commissionType} as commission_type, ${p.commissionRate} as commission_rate,
+           ${p.durationMonths} as duration_months, ${p.holdDays} as hold_days,
+           ${r.commissionType} as rule_type, ${r.commissionRate} as rule_rate, ${r.durationMonths} as rule_duration
+    from ${saleEvents} ${s}
+    join ${p} on ${p.id} = ${s.programId}
+    left join ${r} on ${r.programId} = ${s.programId} and ${r.productId} = ${s.productId}
+    where ${s.needsCommission} and not ${s.isTest} and ${s.partnerId} is not null
+    order by ${s.id}
     limit ${limit}`);
   let repaired = 0;
   for (const row of pending.rows) {
@@ -55,22 +64,23 @@ export async function repairMissingCommissions(db: Database, now: Date, limit = 
         ? { commissionType: row.rule_type, commissionRate: row.rule_rate, durationMonths: row.rule_duration }
         : null,
     );
-    const saleTime = new Date(row.created_at);
+    const saleTime = fromDriver(s.createdAt, row.created_at);
     const plan = planCommission(
       policy,
-      { amountCents: Number(row.amount_cents), currency: row.currency as Currency },
+      { amountCents: fromDriver(s.amountCents, row.amount_cents), currency: row.currency as Currency },
       row.hold_days,
       saleTime,
     );
     const statements: SQL[] = [
       sql`
         with cleared as (
-          update affiliate_sale_events set needs_commission = false where id = ${row.id}::bigint and needs_commission
-          returning id)
+          update ${saleEvents} set ${columnName(saleEvents.needsCommission)} = false
+           where ${saleEvents.id} = ${row.id}::bigint and ${saleEvents.needsCommission}
+          returning ${saleEvents.id})
         select guard(exists (select 1 from cleared), 'commission repaired meanwhile')`,
-      ...commissionInsertStatements(plan, sql`s.id = ${row.id}::bigint`, now),
+      ...commissionInsertStatements(plan, sql`${s.id} = ${row.id}::bigint`, now),
       // The brand hears of the commission when it exists, in the transaction that creates it.
-      commissionCreatedWebhookStatement(sql`s.id = ${row.id}::bigint`, now.toISOString()),
+      commissionCreatedWebhookStatement(sql`${s.id} = ${row.id}::bigint`, now.toISOString()),
     ];
     try {
       await db.batch(

@@ -1,9 +1,10 @@
 import { type SQL, sql } from "drizzle-orm";
+import { alias } from "drizzle-orm/pg-core";
 import { commissions, refunds } from "../../schema/commissions.ts";
 import { clickEvents, leadEvents, saleEvents } from "../../schema/events.ts";
 import { partners, referralLinks } from "../../schema/partners.ts";
 import type { Database } from "../db/client.ts";
-import { fromDriver } from "../db/columns.ts";
+import { fromDriver, fromDriverOrNull } from "../db/columns.ts";
 import {
   type EventCursor,
   type EventKind,
@@ -100,24 +101,46 @@ function kindQuery(kind: EventKind, programId: number, q: EventsQuery, take: num
                    '{}'::text[]) as commission_fraud_flags
         from ${saleEvents} where ${saleEvents.programId} = ${programId}::int
           and ${common(sql`${saleEvents.createdAt}`, sql`${saleEvents.id}`, sql`${saleEvents.isTest}`)})`;
-    case "refund":
-      return sql`(select 'refund'::text as kind, ${rank}::int as rank, r.id as id, r.created_at as created_at,
-          s.is_test as is_test, s.partner_id as partner_id, null::int as link_id, null::text as click_id,
+    case "refund": {
+      const r = alias(refunds, "r");
+      const s = alias(saleEvents, "s");
+      return sql`(select 'refund'::text as kind, ${rank}::int as rank, ${r.id} as id, ${r.createdAt} as created_at,
+          ${s.isTest} as is_test, ${s.partnerId} as partner_id, null::int as link_id, null::text as click_id,
           null::text as landing_page, null::text as customer_key, null::text as event_name,
-          null::boolean as provisional, r.amount_cents as amount_cents, s.currency as currency,
-          s.processor_event_id as transaction_id, r.reason as reason, '{}'::text[] as fraud_flags,
+          null::boolean as provisional, ${r.amountCents} as amount_cents, ${s.currency} as currency,
+          ${s.processorEventId} as transaction_id, ${r.reason} as reason, '{}'::text[] as fraud_flags,
           null::text[] as commission_fraud_flags
-        from ${refunds} r join ${saleEvents} s on s.id = r.sale_id
-        where r.program_id = ${programId}::int
-          and ${common(sql`r.created_at`, sql`r.id`, sql`s.is_test`)})`;
+        from ${refunds} ${r} join ${saleEvents} ${s} on ${s.id} = ${r.saleId}
+        where ${r.programId} = ${programId}::int
+          and ${common(sql`${r.createdAt}`, sql`${r.id}`, sql`${s.isTest}`)})`;
+    }
   }
 }
 
-const text = (value: unknown): string | null =>
-  value === null || value === undefined ? null : String(value);
-const num = (value: unknown): number | null => (value === null || value === undefined ? null : Number(value));
-const bool = (value: unknown): boolean | null =>
-  value === null || value === undefined ? null : value === true || value === "t" || value === "true";
+/**
+ * A row of the merged feed. Text and boolean columns arrive as the driver types them; the numeric ones are
+ * read through a column that feeds them (ids are every events table's bigint key, amounts bigint cents).
+ */
+type FeedRow = {
+  kind: EventKind;
+  id: unknown;
+  at_text: string;
+  is_test: boolean;
+  partner_id: unknown;
+  partner_name: string | null;
+  click_id: string | null;
+  link: string | null;
+  landing_page: string | null;
+  customer_key: string | null;
+  event_name: string | null;
+  provisional: boolean | null;
+  amount_cents: unknown;
+  currency: string | null;
+  transaction_id: string | null;
+  reason: string | null;
+  fraud_flags: unknown;
+  commission_fraud_flags: unknown;
+};
 
 /** The feed use case: one read. Newest first across the kinds asked for; `next_cursor` when more remain. */
 export async function readRecentEvents(db: Database, programId: number, q: EventsQuery): Promise<EventsPage> {
@@ -126,7 +149,7 @@ export async function readRecentEvents(db: Database, programId: number, q: Event
     q.kinds.map((kind) => kindQuery(kind, programId, q, take)),
     sql` union all `,
   );
-  const result = await db.execute<Record<string, unknown>>(sql`
+  const result = await db.execute<FeedRow>(sql`
     select e.*, to_char(e.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as at_text,
            ${partners.name} as partner_name, ${referralLinks.shortLink} as link
     from (${union}) e
@@ -137,23 +160,23 @@ export async function readRecentEvents(db: Database, programId: number, q: Event
   const rows = result.rows;
   const page = rows.slice(0, q.limit);
   const events = page.map((row): FeedEvent => {
-    const partnerId = num(row.partner_id);
+    const partnerId = fromDriverOrNull(saleEvents.partnerId, row.partner_id);
     return {
-      kind: String(row.kind) as EventKind,
-      id: Number(row.id),
-      created_at: new Date(String(row.at_text)).toISOString(),
-      test: bool(row.is_test) === true,
-      partner: partnerId === null ? null : { id: partnerId, name: String(row.partner_name ?? "") },
-      click_id: text(row.click_id),
-      link: text(row.link),
-      landing_page: text(row.landing_page),
-      customer_key: text(row.customer_key),
-      event_name: text(row.event_name),
-      provisional: bool(row.provisional),
-      amount_cents: num(row.amount_cents),
-      currency: text(row.currency),
-      transaction_id: text(row.transaction_id),
-      reason: text(row.reason),
+      kind: row.kind,
+      id: fromDriver(saleEvents.id, row.id),
+      created_at: new Date(row.at_text).toISOString(),
+      test: row.is_test === true,
+      partner: partnerId === null ? null : { id: partnerId, name: row.partner_name ?? "" },
+      click_id: row.click_id,
+      link: row.link,
+      landing_page: row.landing_page,
+      customer_key: row.customer_key,
+      event_name: row.event_name,
+      provisional: row.provisional,
+      amount_cents: fromDriverOrNull(saleEvents.amountCents, row.amount_cents),
+      currency: row.currency,
+      transaction_id: row.transaction_id,
+      reason: row.reason,
       fraud_flags: fromDriver(leadEvents.fraudFlags, row.fraud_flags),
       commission_fraud_flags:
         row.commission_fraud_flags === null
@@ -164,7 +187,7 @@ export async function readRecentEvents(db: Database, programId: number, q: Event
   const last = page[page.length - 1];
   const nextCursor =
     rows.length > q.limit && last
-      ? encodeCursor({ at: String(last.at_text), kind: String(last.kind) as EventKind, id: Number(last.id) })
+      ? encodeCursor({ at: last.at_text, kind: last.kind, id: fromDriver(saleEvents.id, last.id) })
       : null;
   return { program_id: programId, events, next_cursor: nextCursor };
 }

@@ -1,5 +1,6 @@
 import { sql } from "drizzle-orm";
 import { createMiddleware } from "hono/factory";
+import { programs } from "../../schema/programs.ts";
 import type { Database } from "../db/client.ts";
 import type { AppEnv } from "./app-env.ts";
 import { normalizeOrigin, originAllowed } from "./origins.ts";
@@ -57,7 +58,7 @@ async function allowedByAnyProgram(db: Database, origin: string): Promise<boolea
   const cached = originCache.get(normalized);
   if (cached && cached.until > Date.now()) return cached.allowed;
   const result = await db.execute<{ allowed: boolean }>(
-    sql`select exists (select 1 from programs where ${normalized} = any(allowed_origins)) as allowed`,
+    sql`select exists (select 1 from ${programs} where ${normalized} = any(${programs.allowedOrigins})) as allowed`,
   );
   const allowed = result.rows[0]?.allowed === true;
   if (originCache.size > 10_000) originCache.clear();

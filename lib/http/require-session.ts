@@ -1,6 +1,6 @@
 import { createMiddleware } from "hono/factory";
 import { sha256Hex } from "../auth/api-keys.ts";
-import { parseBearer } from "../auth/bearer.ts";
+import { requestCredential } from "../auth/request-credential.ts";
 import { touchSession } from "../auth/session-store.ts";
 import { cookieValue, isProgramApiKey, SESSION_COOKIE } from "../auth/sign-in-tokens.ts";
 import { platformError } from "../errors/api-error.ts";
@@ -31,7 +31,8 @@ const safeMethods = new Set(["GET", "HEAD", "OPTIONS"]);
  * here too, with the spec's message. Sets `session` and, for the rate limiter, `authenticatedKeyHash`.
  */
 export const requireSession = createMiddleware<AppEnv>(async (c, next) => {
-  const header = parseBearer(c.req.header("Authorization"));
+  // The Bearer header is parsed and hashed once per request (the rate limiter, before, already did).
+  const { header, keyHash } = await requestCredential(c);
   const cookie = cookieValue(c.req.header("Cookie"), SESSION_COOKIE);
   let token: string;
   let via: Session["via"];
@@ -51,7 +52,7 @@ export const requireSession = createMiddleware<AppEnv>(async (c, next) => {
     const origin = c.req.header("Origin");
     if (!origin || origin !== new URL(c.req.url).origin) throw platformError(403, CROSS_SITE_REFUSED);
   }
-  const tokenHash = await sha256Hex(token);
+  const tokenHash = via === "bearer" && keyHash !== null ? keyHash : await sha256Hex(token);
   const { db, clock } = c.get("deps");
   const session = await touchSession(db, tokenHash, clock.now());
   if (!session) throw platformError(401, INVALID_SIGN_IN_TOKEN);

@@ -1,6 +1,8 @@
 import { sql } from "drizzle-orm";
+import { oauthStates } from "../../schema/accounts.ts";
 import { sha256Hex } from "../auth/api-keys.ts";
 import type { Database } from "../db/client.ts";
+import { columnList, fromDriverOrNull } from "../db/columns.ts";
 import { base64Url } from "../ids.ts";
 
 /** A redirect flow in progress lives this long (the person types an email, or approves at the provider). */
@@ -26,8 +28,9 @@ export async function saveOauthState(
   now: Date,
 ): Promise<void> {
   const expiresAt = new Date(now.getTime() + OAUTH_STATE_LIFETIME_SECONDS * 1000);
+  const o = oauthStates;
   await db.execute(sql`
-    insert into oauth_states (state_hash, purpose, nonce, code_verifier, user_id, program_id, expires_at)
+    insert into ${o} (${columnList(o.stateHash, o.purpose, o.nonce, o.codeVerifier, o.userId, o.programId, o.expiresAt)})
     values (${await sha256Hex(state)}, ${data.purpose}, ${data.nonce ?? null}::text, ${data.codeVerifier ?? null}::text,
             ${data.userId ?? null}::int, ${data.programId ?? null}::int, ${expiresAt.toISOString()}::timestamptz)`);
 }
@@ -39,6 +42,7 @@ export async function consumeOauthState(
   purpose: OauthStateData["purpose"],
   now: Date,
 ): Promise<OauthStateData | null> {
+  const o = oauthStates;
   const result = await db.execute<{
     purpose: OauthStateData["purpose"];
     nonce: string | null;
@@ -47,15 +51,17 @@ export async function consumeOauthState(
     program_id: number | null;
     live: boolean;
   }>(sql`
-    delete from oauth_states where state_hash = ${await sha256Hex(state)} and purpose = ${purpose}
-    returning purpose, nonce, code_verifier, user_id, program_id, expires_at > ${now.toISOString()}::timestamptz as live`);
+    delete from ${o} where ${o.stateHash} = ${await sha256Hex(state)} and ${o.purpose} = ${purpose}
+    returning ${o.purpose} as purpose, ${o.nonce} as nonce, ${o.codeVerifier} as code_verifier,
+              ${o.userId} as user_id, ${o.programId} as program_id,
+              ${o.expiresAt} > ${now.toISOString()}::timestamptz as live`);
   const row = result.rows[0];
   if (!row?.live) return null;
   return {
     purpose: row.purpose,
     nonce: row.nonce,
     codeVerifier: row.code_verifier,
-    userId: row.user_id === null ? null : Number(row.user_id),
-    programId: row.program_id === null ? null : Number(row.program_id),
+    userId: fromDriverOrNull(o.userId, row.user_id),
+    programId: fromDriverOrNull(o.programId, row.program_id),
   };
 }

@@ -1,32 +1,34 @@
 import { sql } from "drizzle-orm";
+import { advertisers, users, workspaceMembers } from "../../schema/workspaces.ts";
 import type { Database } from "../db/client.ts";
+import { columnList, columnName, fromDriver } from "../db/columns.ts";
 import type { PersonFacts } from "./decide-person.ts";
 
 type FactsRow = { id: number; blocked: boolean; email_verified: boolean; live_memberships: number };
 
+const u = users;
+const m = workspaceMembers;
+
 /** One read: the account of an email (case-insensitive, as the unique index) and its live memberships. */
 export async function readPersonFacts(db: Database, email: string): Promise<PersonFacts | null> {
   const result = await db.execute<FactsRow>(sql`
-    select u.id, u.blocked_at is not null as blocked, u.email_verified,
-           (select count(*)::int from workspace_members m
-             where m.user_id = u.id and m.status <> 'removed') as live_memberships
-    from users u where lower(u.email) = lower(${email})`);
+    select ${u.id} as id, ${u.blockedAt} is not null as blocked, ${u.emailVerified} as email_verified,
+           (select count(*)::int from ${m}
+             where ${m.userId} = ${u.id} and ${m.status} <> 'removed') as live_memberships
+    from ${u} where lower(${u.email}) = lower(${email})`);
   const row = result.rows[0];
   if (!row) return null;
   return {
-    userId: Number(row.id),
-    blocked: row.blocked === true || String(row.blocked) === "t" || String(row.blocked) === "true",
-    emailVerified:
-      row.email_verified === true ||
-      String(row.email_verified) === "t" ||
-      String(row.email_verified) === "true",
-    liveMemberships: Number(row.live_memberships),
+    userId: fromDriver(u.id, row.id),
+    blocked: row.blocked,
+    emailVerified: fromDriver(u.emailVerified, row.email_verified),
+    liveMemberships: row.live_memberships,
   };
 }
 
 /**
  * One write: the user, a workspace and the owner membership, in one statement. Two first sign-ins of the
- * same email race on `users_email_unique`; the loser re-reads and finds the winner's account.
+ * same email race on `userEmailUniqueIndex`; the loser re-reads and finds the winner's account.
  */
 export async function createPersonWithWorkspace(
   db: Database,
@@ -35,14 +37,14 @@ export async function createPersonWithWorkspace(
 ): Promise<number> {
   const result = await db.execute<{ user_id: number }>(sql`
     with new_user as (
-      insert into users (email, email_verified) values (${email}, true) returning id
+      insert into ${u} (${columnList(u.email, u.emailVerified)}) values (${email}, true) returning ${u.id} as id
     ), workspace as (
-      insert into advertisers (name) values (${workspaceName}) returning id
+      insert into ${advertisers} (${columnList(advertisers.name)}) values (${workspaceName}) returning ${advertisers.id} as id
     )
-    insert into workspace_members (advertiser_id, user_id, role, status)
+    insert into ${m} (${columnList(m.advertiserId, m.userId, m.role, m.status)})
     select workspace.id, new_user.id, 'owner', 'active' from workspace, new_user
-    returning user_id`);
-  return Number(result.rows[0]?.user_id);
+    returning ${m.userId} as user_id`);
+  return fromDriver(m.userId, result.rows[0]?.user_id);
 }
 
 /** An existing person without a workspace gets one they own; a now-verified email is recorded as such. */
@@ -54,12 +56,14 @@ export async function completeExistingPerson(
   if (change.workspaceName === null && !change.markVerified) return;
   await db.execute(sql`
     with verified as (
-      update users set email_verified = true where id = ${userId} and ${change.markVerified}::boolean returning id
+      update ${u} set ${columnName(u.emailVerified)} = true
+       where ${u.id} = ${userId} and ${change.markVerified}::boolean returning ${u.id}
     ), workspace as (
-      insert into advertisers (name) select ${change.workspaceName}::text where ${change.workspaceName}::text is not null
-        and not exists (select 1 from workspace_members where user_id = ${userId} and status <> 'removed')
-      returning id
+      insert into ${advertisers} (${columnList(advertisers.name)})
+      select ${change.workspaceName}::text where ${change.workspaceName}::text is not null
+        and not exists (select 1 from ${m} where ${m.userId} = ${userId} and ${m.status} <> 'removed')
+      returning ${advertisers.id} as id
     )
-    insert into workspace_members (advertiser_id, user_id, role, status)
+    insert into ${m} (${columnList(m.advertiserId, m.userId, m.role, m.status)})
     select workspace.id, ${userId}, 'owner', 'active' from workspace`);
 }

@@ -1,3 +1,4 @@
+import { userEmailUniqueIndex } from "../../schema/workspaces.ts";
 import type { Database } from "../db/client.ts";
 import { withConflictRetry } from "../db/errors.ts";
 import { decideEmailCheck, decidePerson, defaultWorkspaceName } from "./decide-person.ts";
@@ -37,6 +38,6 @@ export async function resolvePerson(db: Database, claims: IdTokenClaims): Promis
           return { ok: true, userId: decision.userId, created: false };
       }
     },
-    { retryOnConstraints: ["users_email_unique"] },
+    { retryOnConstraints: [userEmailUniqueIndex] },
   );
 }

@@ -1,5 +1,7 @@
 import { sql } from "drizzle-orm";
+import { notifications } from "../../schema/notifications.ts";
 import type { Database } from "../db/client.ts";
+import { columnList } from "../db/columns.ts";
 import { errorFields, rootLogger } from "../log.ts";
 import { NotificationMessageSchema } from "./message.ts";
 
@@ -22,12 +24,13 @@ export async function consumeNotifications(batch: MessageBatch<unknown>, db: Dat
       continue;
     }
     const n = parsed.data;
+    const t = notifications;
     try {
       await db.execute(sql`
-        insert into notifications (recipient_type, recipient_id, program_id, kind, payload, dedupe_key)
+        insert into ${t} (${columnList(t.recipientType, t.recipientId, t.programId, t.kind, t.payload, t.dedupeKey)})
         values (${n.recipient_type}, ${n.recipient_id}, ${n.program_id}, ${n.kind}, ${JSON.stringify(n.payload)}::jsonb,
                 ${n.dedupe_key})
-        on conflict (dedupe_key) do nothing`);
+        on conflict (${columnList(t.dedupeKey)}) do nothing`);
       message.ack();
     } catch (error) {
       rootLogger.warn("notification write failed, retrying", { id: message.id, ...errorFields(error) });

@@ -1,6 +1,10 @@
 import { sql } from "drizzle-orm";
+import { auditLog } from "../../schema/accounts.ts";
+import { programApiKeys, programs } from "../../schema/programs.ts";
+import { workspaceMembers } from "../../schema/workspaces.ts";
 import { issueApiKey } from "../auth/api-keys.ts";
 import type { Database } from "../db/client.ts";
+import { columnList, fromDriver } from "../db/columns.ts";
 import type { NewProgramFields } from "./program-rules.ts";
 
 /**
@@ -37,10 +41,17 @@ export function decideWorkspace(
 }
 
 export async function createProgram(db: Database, input: CreateProgramInput): Promise<CreateProgramResult> {
+  const m = workspaceMembers;
+  const p = programs;
+  const k = programApiKeys;
+  const a = auditLog;
   const read = await db.execute<{ advertiser_id: number; role: string }>(sql`
-    select advertiser_id, role from workspace_members
-    where user_id = ${input.userId} and status = 'active' order by id`);
-  const memberships = read.rows.map((row) => ({ advertiserId: Number(row.advertiser_id), role: row.role }));
+    select ${m.advertiserId} as advertiser_id, ${m.role} as role from ${m}
+    where ${m.userId} = ${input.userId} and ${m.status} = 'active' order by ${m.id}`);
+  const memberships = read.rows.map((row) => ({
+    advertiserId: fromDriver(m.advertiserId, row.advertiser_id),
+    role: row.role,
+  }));
   const workspace = decideWorkspace(memberships, input.advertiserId);
   if (!workspace.ok) return workspace;
 
@@ -51,34 +62,33 @@ export async function createProgram(db: Database, input: CreateProgramInput): Pr
   // creates nothing.
   const written = await db.execute<{ id: number }>(sql`
     with program as (
-      insert into programs (advertiser_id, name, domain, attribution_window_days, commission_type,
-                            commission_rate, duration_months)
+      insert into ${p} (${columnList(p.advertiserId, p.name, p.domain, p.attributionWindowDays, p.commissionType, p.commissionRate, p.durationMonths)})
       select ${workspace.advertiserId}, ${f.name}, ${f.domain}, ${f.attributionWindowDays},
              ${f.commissionType}, ${f.commissionRate}::numeric, ${f.durationMonths}
-      where exists (select 1 from workspace_members
-                    where user_id = ${input.userId} and advertiser_id = ${workspace.advertiserId}
-                      and status = 'active' and role in ('owner', 'admin'))
-      returning id
+      where exists (select 1 from ${m}
+                    where ${m.userId} = ${input.userId} and ${m.advertiserId} = ${workspace.advertiserId}
+                      and ${m.status} = 'active' and ${m.role} in ('owner', 'admin'))
+      returning ${p.id} as id
     ), keys as (
-      insert into program_api_keys (program_id, key_hash, key_prefix, key_last4, is_test)
+      insert into ${k} (${columnList(k.programId, k.keyHash, k.keyPrefix, k.keyLast4, k.isTest)})
       select program.id, k.hash, k.prefix, k.last4, k.is_test from program,
         (values (${live.keyHash}, ${live.keyPrefix}, ${live.keyLast4}, false),
                 (${test.keyHash}, ${test.keyPrefix}, ${test.keyLast4}, true))
           as k(hash, prefix, last4, is_test)
-      returning id
+      returning ${k.id}
     ), audit as (
-      insert into audit_log (advertiser_id, program_id, actor_user_id, action, changes)
+      insert into ${a} (${columnList(a.advertiserId, a.programId, a.actorUserId, a.action, a.changes)})
       select ${workspace.advertiserId}, program.id, ${input.userId}, 'program.created',
              jsonb_build_object('name', jsonb_build_object('from', null, 'to', ${f.name}::text))
       from program
-      returning id
+      returning ${a.id}
     )
     select id from program`);
   const programId = written.rows[0]?.id;
   if (programId === undefined) return { ok: false, reason: "no_advertiser" };
   return {
     ok: true,
-    programId: Number(programId),
+    programId: fromDriver(p.id, programId),
     advertiserId: workspace.advertiserId,
     apiKey: live.key,
     testApiKey: test.key,

@@ -1,6 +1,16 @@
 import { sql } from "drizzle-orm";
+import { alias } from "drizzle-orm/pg-core";
+import { auditLog } from "../../schema/accounts.ts";
+import {
+  partners,
+  programPartners,
+  referralLinkShortLinkUniqueIndex,
+  referralLinks,
+} from "../../schema/partners.ts";
+import { programs } from "../../schema/programs.ts";
 import { requireProgramMembership } from "../auth/require-program-membership.ts";
 import type { Database } from "../db/client.ts";
+import { columnList, columnName, fromDriver, fromDriverOrNull } from "../db/columns.ts";
 import { isUniqueViolation } from "../db/errors.ts";
 import { linkDisabledWebhookColumn } from "../webhooks/outbox-statements.ts";
 import { checkLinkState, checkNewLink, checkPartner, generateShortLink } from "./decide-partner-link.ts";
@@ -24,6 +34,14 @@ export type LinkRow = {
   disabled_at: string | null;
   created_at: string;
 };
+
+const p = programs;
+const a = auditLog;
+const pp = programPartners;
+/** A link, as the table aliased `l` or as a CTE `l` holding the table's own columns (`returning *`). */
+const l = alias(referralLinks, "l");
+const pa = alias(partners, "pa");
+const auditColumns = columnList(a.advertiserId, a.programId, a.actorUserId, a.action, a.changes, a.createdAt);
 
 interface Actor {
   userId: number;
@@ -53,39 +71,43 @@ export async function addPartner(
   const at = actor.now.toISOString();
   const result = await db.execute<{ id: number; name: string; email: string; status: string }>(sql`
     with partner as (
-      insert into partners (name, email) values (${checked.value.name}, ${checked.value.email})
-      on conflict ((lower(email))) do update set email = partners.email
-      returning id, name, email
+      insert into ${partners} (${columnList(partners.name, partners.email)})
+      values (${checked.value.name}, ${checked.value.email})
+      on conflict ((lower(${columnName(partners.email)}))) do update set ${columnName(partners.email)} = ${partners.email}
+      returning ${partners.id} as id, ${partners.name} as name, ${partners.email} as email
     ), membership as (
-      insert into program_partners (program_id, partner_id, status)
+      insert into ${pp} (${columnList(pp.programId, pp.partnerId, pp.status)})
       select ${allowed.programId}, partner.id, 'active' from partner
-      on conflict (program_id, partner_id) do update set status = 'active'
-      returning partner_id, status
+      on conflict (${columnList(pp.programId, pp.partnerId)}) do update set ${columnName(pp.status)} = 'active'
+      returning ${pp.partnerId} as partner_id, ${pp.status} as status
     ), audit as (
-      insert into audit_log (advertiser_id, program_id, actor_user_id, action, changes, created_at)
-      select p.advertiser_id, p.id, ${actor.userId}, 'program.partner_added',
+      insert into ${a} (${auditColumns})
+      select ${p.advertiserId}, ${p.id}, ${actor.userId}, 'program.partner_added',
              jsonb_build_object('partner_id', jsonb_build_object('from', null, 'to', partner.id)), ${at}::timestamptz
-      from programs p, partner where p.id = ${allowed.programId}
+      from ${p}, partner where ${p.id} = ${allowed.programId}
     )
     select partner.id, partner.name, partner.email, membership.status
     from partner join membership on membership.partner_id = partner.id`);
   const row = result.rows[0];
   if (!row) throw new Error("partner insert returned no row");
-  return { ok: true, partner: { id: Number(row.id), name: row.name, email: row.email, status: row.status } };
+  return {
+    ok: true,
+    partner: { id: fromDriver(partners.id, row.id), name: row.name, email: row.email, status: row.status },
+  };
 }
 
-const linkColumns = sql`l.id, l.short_link, l.partner_id, pa.name as partner_name, l.is_active as active,
-  l.disabled_at, l.created_at`;
+const linkColumns = sql`${l.id} as id, ${l.shortLink} as short_link, ${l.partnerId} as partner_id,
+  ${pa.name} as partner_name, ${l.isActive} as active, ${l.disabledAt} as disabled_at, ${l.createdAt} as created_at`;
 
 function linkOf(row: LinkRow): LinkRow {
   return {
-    id: Number(row.id),
+    id: fromDriver(l.id, row.id),
     short_link: row.short_link,
-    partner_id: row.partner_id === null ? null : Number(row.partner_id),
+    partner_id: fromDriverOrNull(l.partnerId, row.partner_id),
     partner_name: row.partner_name,
     active: row.active,
-    disabled_at: row.disabled_at ? new Date(row.disabled_at).toISOString() : null,
-    created_at: new Date(row.created_at).toISOString(),
+    disabled_at: fromDriverOrNull(l.disabledAt, row.disabled_at)?.toISOString() ?? null,
+    created_at: fromDriver(l.createdAt, row.created_at).toISOString(),
   };
 }
 
@@ -107,18 +129,18 @@ export async function createReferralLink(
     try {
       const result = await db.execute<LinkRow>(sql`
         with l as (
-          insert into referral_links (program_id, partner_id, short_link, created_at)
+          insert into ${referralLinks} (${columnList(referralLinks.programId, referralLinks.partnerId, referralLinks.shortLink, referralLinks.createdAt)})
           select ${allowed.programId}, ${partnerId}, ${shortLink}, ${at}::timestamptz
-          where exists (select 1 from program_partners
-                        where program_id = ${allowed.programId} and partner_id = ${partnerId} and status = 'active')
+          where exists (select 1 from ${pp}
+                        where ${pp.programId} = ${allowed.programId} and ${pp.partnerId} = ${partnerId} and ${pp.status} = 'active')
           returning *
         ), audit as (
-          insert into audit_log (advertiser_id, program_id, actor_user_id, action, changes, created_at)
-          select p.advertiser_id, p.id, ${actor.userId}, 'program.link_created',
-                 jsonb_build_object('short_link', jsonb_build_object('from', null, 'to', l.short_link)), ${at}::timestamptz
-          from programs p, l where p.id = ${allowed.programId}
+          insert into ${a} (${auditColumns})
+          select ${p.advertiserId}, ${p.id}, ${actor.userId}, 'program.link_created',
+                 jsonb_build_object('short_link', jsonb_build_object('from', null, 'to', ${l.shortLink})), ${at}::timestamptz
+          from ${p}, l where ${p.id} = ${allowed.programId}
         )
-        select ${linkColumns} from l left join partners pa on pa.id = l.partner_id`);
+        select ${linkColumns} from l left join ${partners} ${pa} on ${pa.id} = ${l.partnerId}`);
       const row = result.rows[0];
       if (!row)
         return {
@@ -129,7 +151,7 @@ export async function createReferralLink(
         };
       return { ok: true, link: linkOf(row) };
     } catch (error) {
-      if (!isUniqueViolation(error, "referral_links_short_link_unique")) throw error;
+      if (!isUniqueViolation(error, referralLinkShortLinkUniqueIndex)) throw error;
       if (checked.value.shortLink !== null || attempt >= 3) return { ok: false, reason: "short_link_taken" };
     }
   }
@@ -143,8 +165,8 @@ export async function listReferralLinks(
   const allowed = await access(db, actor);
   if ("ok" in allowed) return allowed;
   const result = await db.execute<LinkRow>(sql`
-    select ${linkColumns} from referral_links l left join partners pa on pa.id = l.partner_id
-    where l.program_id = ${allowed.programId} order by l.id limit 1000`);
+    select ${linkColumns} from ${referralLinks} ${l} left join ${partners} ${pa} on ${pa.id} = ${l.partnerId}
+    where ${l.programId} = ${allowed.programId} order by ${l.id} limit 1000`);
   return { ok: true, links: result.rows.map(linkOf) };
 }
 
@@ -164,26 +186,27 @@ export async function setReferralLinkActive(
   if (actor.linkId === undefined) return { ok: false, reason: "link_not_found" };
   const active = checked.value;
   const at = actor.now.toISOString();
+  const r = referralLinks;
   const result = await db.execute<LinkRow>(sql`
     with before as (
-      select id, is_active from referral_links
-      where id = ${actor.linkId} and program_id = ${allowed.programId}
+      select ${r.id} as id, ${r.isActive} as is_active from ${r}
+      where ${r.id} = ${actor.linkId} and ${r.programId} = ${allowed.programId}
       for update
     ), l as (
-      update referral_links r set
-        is_active = ${active},
-        disabled_at = case when ${active} then null else coalesce(r.disabled_at, ${at}::timestamptz) end
-      from before where r.id = before.id
-      returning r.*, before.is_active as was_active
+      update ${r} set
+        ${columnName(r.isActive)} = ${active},
+        ${columnName(r.disabledAt)} = case when ${active} then null else coalesce(${r.disabledAt}, ${at}::timestamptz) end
+      from before where ${r.id} = before.id
+      returning ${r}.*, before.is_active as was_active
     ), audit as (
-      insert into audit_log (advertiser_id, program_id, actor_user_id, action, changes, created_at)
-      select p.advertiser_id, p.id, ${actor.userId}, 'program.link_state_changed',
-             jsonb_build_object('active', jsonb_build_object('from', l.was_active, 'to', l.is_active),
-                                'short_link', jsonb_build_object('from', l.short_link, 'to', l.short_link)),
+      insert into ${a} (${auditColumns})
+      select ${p.advertiserId}, ${p.id}, ${actor.userId}, 'program.link_state_changed',
+             jsonb_build_object('active', jsonb_build_object('from', l.was_active, 'to', ${l.isActive}),
+                                'short_link', jsonb_build_object('from', ${l.shortLink}, 'to', ${l.shortLink})),
              ${at}::timestamptz
-      from programs p, l where p.id = ${allowed.programId} and l.was_active <> l.is_active
+      from ${p}, l where ${p.id} = ${allowed.programId} and l.was_active <> ${l.isActive}
     )
-    select ${linkColumns}, ${linkDisabledWebhookColumn(at)} from l left join partners pa on pa.id = l.partner_id`);
+    select ${linkColumns}, ${linkDisabledWebhookColumn(at)} from l left join ${partners} ${pa} on ${pa.id} = ${l.partnerId}`);
   const row = result.rows[0];
   if (!row) return { ok: false, reason: "link_not_found" };
   return { ok: true, link: linkOf(row) };

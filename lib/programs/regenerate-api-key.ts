@@ -1,7 +1,11 @@
 import { sql } from "drizzle-orm";
+import { auditLog } from "../../schema/accounts.ts";
+import { programApiKeys, programs } from "../../schema/programs.ts";
+import { workspaceMembers } from "../../schema/workspaces.ts";
 import { issueApiKey, maskApiKey } from "../auth/api-keys.ts";
 import { requireProgramMembership } from "../auth/require-program-membership.ts";
 import type { Database } from "../db/client.ts";
+import { columnList, columnName, fromDriverOrNull } from "../db/columns.ts";
 import { withConflictRetry } from "../db/errors.ts";
 import { decideKeyRegeneration } from "./decide-key-regeneration.ts";
 
@@ -46,13 +50,17 @@ export async function regenerateApiKey(
     const masked = maskApiKey(issued.keyPrefix, issued.keyLast4);
     const at = input.now.toISOString();
     const rotateBy = decision.rotateBy?.toISOString() ?? null;
+    const p = programs;
+    const m = workspaceMembers;
+    const k = programApiKeys;
+    const a = auditLog;
     const [, , written] = await db.batch([
       db.execute(sql`select pg_advisory_xact_lock(71401, ${programId})`),
       db.execute(sql`
-        select guard(exists (select 1 from programs p
-                             join workspace_members m on m.advertiser_id = p.advertiser_id
-                             where p.id = ${programId} and m.user_id = ${input.userId}
-                               and m.status = 'active' and m.role = 'owner'), 'key owner')`),
+        select guard(exists (select 1 from ${p}
+                             join ${m} on ${m.advertiserId} = ${p.advertiserId}
+                             where ${p.id} = ${programId} and ${m.userId} = ${input.userId}
+                               and ${m.status} = 'active' and ${m.role} = 'owner'), 'key owner')`),
       db.execute<{
         key_prefix: string;
         key_last4: string | null;
@@ -60,24 +68,25 @@ export async function regenerateApiKey(
         rotate_by: string | null;
       }>(sql`
         with old as (
-          update program_api_keys set
-            revoked_at = case when ${decision.mode}::text = 'immediate' then ${at}::timestamptz else revoked_at end,
-            rotation_marked_at = case when ${decision.mode}::text = 'rotate'
-                                      then coalesce(rotation_marked_at, ${at}::timestamptz)
-                                      else rotation_marked_at end,
-            rotate_by = case when ${decision.mode}::text = 'rotate'
-                             then least(coalesce(rotate_by, ${rotateBy}::timestamptz), ${rotateBy}::timestamptz)
-                             else rotate_by end
-          where program_id = ${programId} and is_test = ${decision.isTest} and revoked_at is null
-          returning key_prefix, key_last4, revoked_at, rotate_by
+          update ${k} set
+            ${columnName(k.revokedAt)} = case when ${decision.mode}::text = 'immediate' then ${at}::timestamptz else ${k.revokedAt} end,
+            ${columnName(k.rotationMarkedAt)} = case when ${decision.mode}::text = 'rotate'
+                                      then coalesce(${k.rotationMarkedAt}, ${at}::timestamptz)
+                                      else ${k.rotationMarkedAt} end,
+            ${columnName(k.rotateBy)} = case when ${decision.mode}::text = 'rotate'
+                             then least(coalesce(${k.rotateBy}, ${rotateBy}::timestamptz), ${rotateBy}::timestamptz)
+                             else ${k.rotateBy} end
+          where ${k.programId} = ${programId} and ${k.isTest} = ${decision.isTest} and ${k.revokedAt} is null
+          returning ${k.keyPrefix} as key_prefix, ${k.keyLast4} as key_last4, ${k.revokedAt} as revoked_at,
+                    ${k.rotateBy} as rotate_by
         ), fresh as (
-          insert into program_api_keys (program_id, key_hash, key_prefix, key_last4, is_test, created_at)
+          insert into ${k} (${columnList(k.programId, k.keyHash, k.keyPrefix, k.keyLast4, k.isTest, k.createdAt)})
           values (${programId}, ${issued.keyHash}, ${issued.keyPrefix}, ${issued.keyLast4}, ${decision.isTest},
                   ${at}::timestamptz)
-          returning id
+          returning ${k.id}
         ), audit as (
-          insert into audit_log (advertiser_id, program_id, actor_user_id, action, changes, created_at)
-          select p.advertiser_id, p.id, ${input.userId}, 'program.api_key_regenerated',
+          insert into ${a} (${columnList(a.advertiserId, a.programId, a.actorUserId, a.action, a.changes, a.createdAt)})
+          select ${p.advertiserId}, ${p.id}, ${input.userId}, 'program.api_key_regenerated',
                  jsonb_build_object(
                    ${decision.isTest ? "test_api_key" : "api_key"}::text,
                    jsonb_build_object(
@@ -86,8 +95,8 @@ export async function regenerateApiKey(
                    'mode', jsonb_build_object('from', null, 'to', ${decision.mode}::text),
                    'rotate_by', jsonb_build_object('from', null, 'to', ${rotateBy}::text)),
                  ${at}::timestamptz
-          from programs p where p.id = ${programId}
-          returning id
+          from ${p} where ${p.id} = ${programId}
+          returning ${a.id}
         )
         -- Data-modifying CTEs run whether or not the final select reads them.
         select * from old`),
@@ -100,8 +109,8 @@ export async function regenerateApiKey(
       mode: decision.mode,
       previous: written.rows.map((row) => ({
         masked: maskApiKey(row.key_prefix, row.key_last4),
-        revokedAt: row.revoked_at ? new Date(row.revoked_at) : null,
-        rotateBy: row.rotate_by ? new Date(row.rotate_by) : null,
+        revokedAt: fromDriverOrNull(k.revokedAt, row.revoked_at),
+        rotateBy: fromDriverOrNull(k.rotateBy, row.rotate_by),
       })),
     };
   });

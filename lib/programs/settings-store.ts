@@ -1,5 +1,5 @@
 import { and, asc, desc, eq, isNull, sql } from "drizzle-orm";
-import { auditLog, commissionRules, programApiKeys, programs } from "../../schema/index.ts";
+import { auditLog, commissionRules, programApiKeys, programs, workspaceMembers } from "../../schema/index.ts";
 import type { Database } from "../db/client.ts";
 import type { ProgramSettings, SettingChanges } from "./decide-settings-change.ts";
 
@@ -101,9 +101,9 @@ export async function writeProgramSettings(db: Database, write: SettingsWrite): 
   const programId = stored.programId;
   const rulesChanged = changes.commission_rules !== undefined;
   const member = db.execute(sql`
-    select guard(exists (select 1 from workspace_members
-                         where user_id = ${userId} and advertiser_id = ${stored.advertiserId}
-                           and status = 'active'), 'program membership')`);
+    select guard(exists (select 1 from ${workspaceMembers}
+                         where ${workspaceMembers.userId} = ${userId} and ${workspaceMembers.advertiserId} = ${stored.advertiserId}
+                           and ${workspaceMembers.status} = 'active'), 'program membership')`);
   // Guarded on the version read: a concurrent change makes this match nothing, the guard raises and the
   // whole batch is rolled back (the caller re-reads). `updated_at` always moves forward, even when the
   // clock stands still, so the version changes with every write.

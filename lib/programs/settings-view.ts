@@ -71,11 +71,11 @@ export function settingsView(stored: StoredSettings) {
       commission_rate: Number(s.commissionRate),
       duration_months: s.durationMonths,
       hold_days: s.holdDays,
-      commission_rules: s.commissionRules.map((r) => ({
-        product_id: r.productId,
-        commission_type: r.commissionType,
-        commission_rate: Number(r.commissionRate),
-        duration_months: r.durationMonths,
+      commission_rules: s.commissionRules.map((rule) => ({
+        product_id: rule.productId,
+        commission_type: rule.commissionType,
+        commission_rate: Number(rule.commissionRate),
+        duration_months: rule.durationMonths,
       })),
       stripe_account_id: s.stripeAccountId,
       hold_flagged_commissions: s.holdFlaggedCommissions,

@@ -1,3 +1,4 @@
+import { programStripeAccountUniqueIndex } from "../../schema/programs.ts";
 import { requireProgramMembership } from "../auth/require-program-membership.ts";
 import type { Database } from "../db/client.ts";
 import { isUniqueViolation, withConflictRetry } from "../db/errors.ts";
@@ -46,7 +47,7 @@ export async function updateProgramSettings(
           now: input.now,
         });
       } catch (error) {
-        if (isUniqueViolation(error, "programs_stripe_account_unique"))
+        if (isUniqueViolation(error, programStripeAccountUniqueIndex))
           return { ok: false, reason: "account_taken" };
         throw error;
       }

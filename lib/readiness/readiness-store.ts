@@ -1,7 +1,12 @@
 import { sql } from "drizzle-orm";
-import type { LeadAuthPolicy } from "../../schema/programs.ts";
+import { alias } from "drizzle-orm/pg-core";
+import { commissions, refunds } from "../../schema/commissions.ts";
+import { clickEvents, leadEvents, saleEvents } from "../../schema/events.ts";
+import { programPartners, referralLinks } from "../../schema/partners.ts";
+import { type LeadAuthPolicy, programApiKeys, programs } from "../../schema/programs.ts";
 import type { ApiKeyRecord } from "../auth/program-key.ts";
 import type { Database } from "../db/client.ts";
+import { fromDriver, fromDriverOrNull } from "../db/columns.ts";
 
 /**
  * Each evidence count looks at the program's most recent `evidenceSampleSize` events of its kind, so the
@@ -96,8 +101,13 @@ type KeyRow = {
   rotate_by: string | null;
 };
 
-const date = (value: string | null | undefined): Date | null => (value ? new Date(value) : null);
-const sample = (s: Sample): EventSample => ({ count: Number(s.count), lastAt: date(s.last_at) });
+/**
+ * The JSON's times are `created_at`-like timestamptz values (an event's time, a key's rotation deadline),
+ * read as the schema's timestamp columns read them; counts are JSON numbers already.
+ */
+const date = (value: string | null | undefined): Date | null =>
+  fromDriverOrNull(clickEvents.createdAt, value);
+const sample = (s: Sample): EventSample => ({ count: s.count, lastAt: date(s.last_at) });
 
 /**
  * Every fact the readiness verdict needs, in ONE statement (the readiness budget is one round trip): the
@@ -113,36 +123,53 @@ export async function readReadinessFacts(
   const programId = "programId" in subject ? subject.programId : null;
   const at = now.toISOString();
   const n = evidenceSampleSize;
+  const k = programApiKeys;
+  const p = programs;
+  const l = alias(referralLinks, "l");
+  const pp = alias(programPartners, "pp");
+  const ck = clickEvents;
+  const ld = leadEvents;
+  const sa = saleEvents;
+  const cm = commissions;
+  const r = alias(refunds, "r");
+  const s = alias(saleEvents, "s");
+  const live = (table: typeof ck | typeof ld | typeof sa | typeof cm) =>
+    sql`${table.programId} = (select id from program) and not ${table.isTest}`;
+  // The CTEs' own column names (program_id, created_at, ...) are local to this statement; every table
+  // column is named through the schema.
   const result = await db.execute<{ key: KeyRow | null; facts: FactsRow | null }>(sql`
     with key as (
-      select program_id, is_test, key_prefix, rotation_marked_at, rotate_by
-      from program_api_keys where key_hash = ${keyHash}::text and revoked_at is null
+      select ${k.programId} as program_id, ${k.isTest} as is_test, ${k.keyPrefix} as key_prefix,
+             ${k.rotationMarkedAt} as rotation_marked_at, ${k.rotateBy} as rotate_by
+      from ${k} where ${k.keyHash} = ${keyHash}::text and ${k.revokedAt} is null
     ),
     program as (
-      select id, lead_auth_policy, allowed_origins, stripe_account_id, hold_flagged_commissions,
-             email_attribution_settled_only
-      from programs
-      where id = coalesce(${programId}::int, (select program_id from key))
+      select ${p.id} as id, ${p.leadAuthPolicy} as lead_auth_policy, ${p.allowedOrigins} as allowed_origins,
+             ${p.stripeAccountId} as stripe_account_id,
+             ${p.holdFlaggedCommissions} as hold_flagged_commissions,
+             ${p.emailAttributionSettledOnly} as email_attribution_settled_only
+      from ${p}
+      where ${p.id} = coalesce(${programId}::int, (select program_id from key))
     ),
     live_keys as (
-      select count(*) filter (where rotate_by is null) as active,
-             count(*) filter (where rotate_by is not null) as retiring,
-             min(rotate_by) as earliest_rotate_by
-      from program_api_keys
-      where program_id = (select id from program) and not is_test and revoked_at is null
-        and (rotate_by is null or rotate_by > ${at}::timestamptz)
+      select count(*) filter (where ${k.rotateBy} is null) as active,
+             count(*) filter (where ${k.rotateBy} is not null) as retiring,
+             min(${k.rotateBy}) as earliest_rotate_by
+      from ${k}
+      where ${k.programId} = (select id from program) and not ${k.isTest} and ${k.revokedAt} is null
+        and (${k.rotateBy} is null or ${k.rotateBy} > ${at}::timestamptz)
     ),
     links as (
-      select count(*) filter (where l.is_active) as active,
-             count(*) filter (where l.is_active and pp.status = 'active') as active_with_partner
-      from referral_links l
-      left join program_partners pp on pp.program_id = l.program_id and pp.partner_id = l.partner_id
-      where l.program_id = (select id from program)
+      select count(*) filter (where ${l.isActive}) as active,
+             count(*) filter (where ${l.isActive} and ${pp.status} = 'active') as active_with_partner
+      from ${referralLinks} ${l}
+      left join ${programPartners} ${pp} on ${pp.programId} = ${l.programId} and ${pp.partnerId} = ${l.partnerId}
+      where ${l.programId} = (select id from program)
     ),
     recent_clicks as (
-      select created_at, landing_origin from affiliate_click_events
-      where program_id = (select id from program) and not is_test
-      order by created_at desc limit ${n}::int
+      select ${ck.createdAt} as created_at, ${ck.landingOrigin} as landing_origin from ${ck}
+      where ${live(ck)}
+      order by ${ck.createdAt} desc limit ${n}::int
     ),
     clicks as (
       select count(*) as count, max(created_at) as last_at,
@@ -154,44 +181,45 @@ export async function readReadinessFacts(
       from recent_clicks cross join program
     ),
     recent_leads as (
-      select provisional, settled_at, created_at, fraud_flags from affiliate_lead_events
-      where program_id = (select id from program) and not is_test
-      order by created_at desc limit ${n}::int
+      select ${ld.provisional} as provisional, ${ld.settledAt} as settled_at, ${ld.createdAt} as created_at,
+             ${ld.fraudFlags} as fraud_flags from ${ld}
+      where ${live(ld)}
+      order by ${ld.createdAt} desc limit ${n}::int
     ),
     recent_sales as (
-      select source, created_at, fraud_flags from affiliate_sale_events
-      where program_id = (select id from program) and not is_test
-      order by created_at desc limit ${n}::int
+      select ${sa.source} as source, ${sa.createdAt} as created_at, ${sa.fraudFlags} as fraud_flags from ${sa}
+      where ${live(sa)}
+      order by ${sa.createdAt} desc limit ${n}::int
     ),
     recent_commissions as (
-      select created_at, fraud_flags from commissions
-      where program_id = (select id from program) and not is_test
-      order by created_at desc limit ${n}::int
+      select ${cm.createdAt} as created_at, ${cm.fraudFlags} as fraud_flags from ${cm}
+      where ${live(cm)}
+      order by ${cm.createdAt} desc limit ${n}::int
     ),
     recent_refunds as (
       -- By the refund's own program (set from its sale's at insert), newest first by
       -- refunds_program_created_idx; a test sale's refunds are skipped by its primary key.
-      select r.created_at from refunds r
-      where r.program_id = (select id from program)
-        and exists (select 1 from affiliate_sale_events s where s.id = r.sale_id and not s.is_test)
-      order by r.created_at desc limit ${n}::int
+      select ${r.createdAt} as created_at from ${refunds} ${r}
+      where ${r.programId} = (select id from program)
+        and exists (select 1 from ${saleEvents} ${s} where ${s.id} = ${r.saleId} and not ${s.isTest})
+      order by ${r.createdAt} desc limit ${n}::int
     ),
     recent_tests as (
-      (select created_at from affiliate_lead_events
-       where program_id = (select id from program) and is_test and via_api_key
-       order by created_at desc limit ${n}::int)
+      (select ${ld.createdAt} as created_at from ${ld}
+       where ${ld.programId} = (select id from program) and ${ld.isTest} and ${ld.viaApiKey}
+       order by ${ld.createdAt} desc limit ${n}::int)
       union all
-      (select created_at from affiliate_sale_events
-       where program_id = (select id from program) and is_test
-       order by created_at desc limit ${n}::int)
+      (select ${sa.createdAt} as created_at from ${sa}
+       where ${sa.programId} = (select id from program) and ${sa.isTest}
+       order by ${sa.createdAt} desc limit ${n}::int)
     )
     select
       (select row_to_json(key) from key) as key,
       (select json_build_object(
-        'program_id', p.id,
-        'lead_auth_policy', p.lead_auth_policy,
-        'allowed_origins', p.allowed_origins,
-        'payments_account_connected', p.stripe_account_id is not null,
+        'program_id', program.id,
+        'lead_auth_policy', program.lead_auth_policy,
+        'allowed_origins', program.allowed_origins,
+        'payments_account_connected', program.stripe_account_id is not null,
         'live_keys', (select row_to_json(live_keys) from live_keys),
         'links', (select row_to_json(links) from links),
         'clicks', (select row_to_json(clicks) from clicks),
@@ -221,30 +249,30 @@ export async function readReadinessFacts(
       ) from program p) as facts
   `);
   const row = result.rows[0];
-  const k = row?.key ?? null;
+  const key = row?.key ?? null;
   const f = row?.facts ?? null;
   return {
-    key: k && {
-      programId: Number(k.program_id),
-      isTest: k.is_test,
-      keyPrefix: k.key_prefix,
-      rotationMarkedAt: date(k.rotation_marked_at),
-      rotateBy: date(k.rotate_by),
+    key: key && {
+      programId: fromDriver(k.programId, key.program_id),
+      isTest: key.is_test,
+      keyPrefix: key.key_prefix,
+      rotationMarkedAt: fromDriverOrNull(k.rotationMarkedAt, key.rotation_marked_at),
+      rotateBy: fromDriverOrNull(k.rotateBy, key.rotate_by),
     },
     facts: f && {
-      programId: Number(f.program_id),
+      programId: fromDriver(programs.id, f.program_id),
       leadAuthPolicy: f.lead_auth_policy,
       allowedOrigins: f.allowed_origins,
       paymentsAccountConnected: f.payments_account_connected,
       liveKeys: {
-        active: Number(f.live_keys.active),
-        retiring: Number(f.live_keys.retiring),
-        earliestRotateBy: date(f.live_keys.earliest_rotate_by),
+        active: f.live_keys.active,
+        retiring: f.live_keys.retiring,
+        earliestRotateBy: fromDriverOrNull(programApiKeys.rotateBy, f.live_keys.earliest_rotate_by),
       },
-      links: { active: Number(f.links.active), activeWithPartner: Number(f.links.active_with_partner) },
+      links: { active: f.links.active, activeWithPartner: f.links.active_with_partner },
       clicks: {
         ...sample(f.clicks),
-        fromAllowedOrigin: Number(f.clicks.from_allowed_origin),
+        fromAllowedOrigin: f.clicks.from_allowed_origin,
         lastOrigin: f.clicks.last_origin,
         lastOtherOrigin: f.clicks.last_other_origin,
       },

@@ -1,5 +1,15 @@
 import { type SQL, sql } from "drizzle-orm";
+import { alias } from "drizzle-orm/pg-core";
+import { notifications } from "../../schema/notifications.ts";
+import { programs } from "../../schema/programs.ts";
+import {
+  webhookDeliveries,
+  webhookDeliveryAttempts,
+  webhookEndpoints,
+  webhookEvents,
+} from "../../schema/webhooks.ts";
 import type { Database } from "../db/client.ts";
+import { columnList, columnName, fromDriver, fromDriverOrNull } from "../db/columns.ts";
 import { webhookBody } from "./payload.ts";
 import { attemptTimeoutMs, giveUpAfterMs, webhookRetryDelaySeconds } from "./retry-policy.ts";
 import { openSecret } from "./secret-box.ts";
@@ -27,6 +37,11 @@ interface DeliveryRow extends Record<string, unknown> {
   advertiser_id: number;
 }
 
+const d = webhookDeliveries;
+const e = webhookEndpoints;
+/** `set` targets and `on conflict` columns: a column's bare name. */
+const set = columnName;
+
 export type DeliveryOutcome = "succeeded" | "retry_scheduled" | "gave_up" | "endpoint_disabled" | "skipped";
 
 export interface DeliverOptions {
@@ -47,39 +62,47 @@ export async function deliverWebhook(
   deliveryId: number,
   options: DeliverOptions,
 ): Promise<DeliveryOutcome> {
+  const rd = alias(webhookDeliveries, "d");
+  const ev = alias(webhookEvents, "ev");
+  const re = alias(webhookEndpoints, "e");
+  const p = alias(programs, "p");
   const read = await db.execute<DeliveryRow>(sql`
-    select d.id, d.status, d.attempts, d.next_attempt_at, d.created_at as delivery_created_at,
-           ev.id as event_id, ev.type, ev.api_version, ev.data, ev.created_at as event_created_at,
-           e.id as endpoint_id, e.url, e.enabled, e.secret, e.previous_secret, e.previous_secret_expires_at,
-           e.failing_since, e.program_id, p.advertiser_id
-    from webhook_deliveries d
-    join webhook_events ev on ev.id = d.event_id
-    join webhook_endpoints e on e.id = d.endpoint_id
-    join programs p on p.id = e.program_id
-    where d.id = ${deliveryId}::bigint`);
+    select ${rd.id} as id, ${rd.status} as status, ${rd.attempts} as attempts, ${rd.nextAttemptAt} as next_attempt_at,
+           ${rd.createdAt} as delivery_created_at,
+           ${ev.id} as event_id, ${ev.type} as type, ${ev.apiVersion} as api_version, ${ev.data} as data,
+           ${ev.createdAt} as event_created_at,
+           ${re.id} as endpoint_id, ${re.url} as url, ${re.enabled} as enabled, ${re.secret} as secret,
+           ${re.previousSecret} as previous_secret, ${re.previousSecretExpiresAt} as previous_secret_expires_at,
+           ${re.failingSince} as failing_since, ${re.programId} as program_id, ${p.advertiserId} as advertiser_id
+    from ${webhookDeliveries} ${rd}
+    join ${webhookEvents} ${ev} on ${ev.id} = ${rd.eventId}
+    join ${webhookEndpoints} ${re} on ${re.id} = ${rd.endpointId}
+    join ${programs} ${p} on ${p.id} = ${re.programId}
+    where ${rd.id} = ${deliveryId}::bigint`);
   const row = read.rows[0];
   const started = options.now();
-  if (row?.status !== "pending" || new Date(row.next_attempt_at) > started) return "skipped";
+  if (row?.status !== "pending" || fromDriver(rd.nextAttemptAt, row.next_attempt_at) > started)
+    return "skipped";
   if (!row.enabled) {
     await db.execute(sql`
-      update webhook_deliveries set status = 'cancelled', completed_at = ${started.toISOString()}::timestamptz,
-             lease_until = null
-      where id = ${deliveryId}::bigint and status = 'pending'`);
+      update ${d} set ${set(d.status)} = 'cancelled', ${set(d.completedAt)} = ${started.toISOString()}::timestamptz,
+             ${set(d.leaseUntil)} = null
+      where ${d.id} = ${deliveryId}::bigint and ${d.status} = 'pending'`);
     return "skipped";
   }
 
   const secrets = [await openSecret(row.secret, options.secretKey)];
-  if (
-    row.previous_secret &&
-    row.previous_secret_expires_at &&
-    new Date(row.previous_secret_expires_at) > started
-  )
+  const previousSecretExpiresAt = fromDriverOrNull(
+    re.previousSecretExpiresAt,
+    row.previous_secret_expires_at,
+  );
+  if (row.previous_secret && previousSecretExpiresAt && previousSecretExpiresAt > started)
     secrets.push(await openSecret(row.previous_secret, options.secretKey));
   const body = webhookBody({
     id: row.event_id,
     type: row.type,
     apiVersion: row.api_version,
-    createdAt: new Date(row.event_created_at),
+    createdAt: fromDriver(ev.createdAt, row.event_created_at),
     data: (typeof row.data === "string" ? JSON.parse(row.data) : row.data) as Record<string, unknown>,
   });
   const headers = await signWebhook(secrets, { id: row.event_id, timestamp: started, body });
@@ -111,8 +134,18 @@ export async function deliverWebhook(
   const at = started.toISOString();
   const statements: SQL[] = [
     sql`
-      insert into webhook_delivery_attempts
-        (delivery_id, endpoint_id, event_id, attempt, attempted_at, succeeded, response_status, latency_ms, error)
+      insert into ${webhookDeliveryAttempts}
+        (${columnList(
+          webhookDeliveryAttempts.deliveryId,
+          webhookDeliveryAttempts.endpointId,
+          webhookDeliveryAttempts.eventId,
+          webhookDeliveryAttempts.attempt,
+          webhookDeliveryAttempts.attemptedAt,
+          webhookDeliveryAttempts.succeeded,
+          webhookDeliveryAttempts.responseStatus,
+          webhookDeliveryAttempts.latencyMs,
+          webhookDeliveryAttempts.error,
+        )})
       values (${deliveryId}::bigint, ${row.endpoint_id}::int, ${row.event_id}, ${attempt}::int, ${at}::timestamptz,
               ${failure === null}::boolean, ${status}::int, ${latencyMs}::int, ${failure}::text)`,
   ];
@@ -121,28 +154,29 @@ export async function deliverWebhook(
     outcome = "succeeded";
     statements.push(
       sql`
-        update webhook_deliveries
-        set status = 'succeeded', attempts = ${attempt}::int, last_attempt_at = ${at}::timestamptz,
-            completed_at = ${at}::timestamptz, lease_until = null
-        where id = ${deliveryId}::bigint and status = 'pending'`,
-      sql`update webhook_endpoints set failing_since = null where id = ${row.endpoint_id}::int`,
+        update ${d}
+        set ${set(d.status)} = 'succeeded', ${set(d.attempts)} = ${attempt}::int, ${set(d.lastAttemptAt)} = ${at}::timestamptz,
+            ${set(d.completedAt)} = ${at}::timestamptz, ${set(d.leaseUntil)} = null
+        where ${d.id} = ${deliveryId}::bigint and ${d.status} = 'pending'`,
+      sql`update ${e} set ${set(e.failingSince)} = null where ${e.id} = ${row.endpoint_id}::int`,
     );
   } else {
-    const failingSince = row.failing_since ? new Date(row.failing_since) : started;
+    const failingSince = fromDriverOrNull(re.failingSince, row.failing_since) ?? started;
     const endpointDead = started.getTime() - failingSince.getTime() >= giveUpAfterMs;
-    const deliveryDead = started.getTime() - new Date(row.delivery_created_at).getTime() >= giveUpAfterMs;
+    const deliveryCreatedAt = fromDriver(rd.createdAt, row.delivery_created_at);
+    const deliveryDead = started.getTime() - deliveryCreatedAt.getTime() >= giveUpAfterMs;
     const next = new Date(started.getTime() + webhookRetryDelaySeconds(attempt) * 1000).toISOString();
     statements.push(
       sql`
-        update webhook_deliveries
-        set attempts = ${attempt}::int, last_attempt_at = ${at}::timestamptz, lease_until = null,
-            status = case when ${deliveryDead || endpointDead}::boolean then 'failed' else 'pending' end,
-            completed_at = case when ${deliveryDead || endpointDead}::boolean then ${at}::timestamptz end,
-            next_attempt_at = ${next}::timestamptz
-        where id = ${deliveryId}::bigint and status = 'pending'`,
+        update ${d}
+        set ${set(d.attempts)} = ${attempt}::int, ${set(d.lastAttemptAt)} = ${at}::timestamptz, ${set(d.leaseUntil)} = null,
+            ${set(d.status)} = case when ${deliveryDead || endpointDead}::boolean then 'failed' else 'pending' end,
+            ${set(d.completedAt)} = case when ${deliveryDead || endpointDead}::boolean then ${at}::timestamptz end,
+            ${set(d.nextAttemptAt)} = ${next}::timestamptz
+        where ${d.id} = ${deliveryId}::bigint and ${d.status} = 'pending'`,
       sql`
-        update webhook_endpoints set failing_since = coalesce(failing_since, ${at}::timestamptz)
-        where id = ${row.endpoint_id}::int`,
+        update ${e} set ${set(e.failingSince)} = coalesce(${e.failingSince}, ${at}::timestamptz)
+        where ${e.id} = ${row.endpoint_id}::int`,
     );
     if (endpointDead) statements.push(...disableEndpoint(row, at));
     outcome = endpointDead ? "endpoint_disabled" : deliveryDead ? "gave_up" : "retry_scheduled";
@@ -157,19 +191,21 @@ export async function deliverWebhook(
  * disabling, so a repeated attempt writes it once).
  */
 function disableEndpoint(row: DeliveryRow, at: string): SQL[] {
+  const n = notifications;
   return [
     sql`
-      update webhook_endpoints
-      set enabled = false, disabled_reason = 'failing', disabled_at = ${at}::timestamptz, updated_at = ${at}::timestamptz
-      where id = ${row.endpoint_id}::int and enabled`,
+      update ${e}
+      set ${set(e.enabled)} = false, ${set(e.disabledReason)} = 'failing', ${set(e.disabledAt)} = ${at}::timestamptz,
+          ${set(e.updatedAt)} = ${at}::timestamptz
+      where ${e.id} = ${row.endpoint_id}::int and ${e.enabled}`,
     sql`
-      update webhook_deliveries set status = 'cancelled', completed_at = ${at}::timestamptz, lease_until = null
-      where endpoint_id = ${row.endpoint_id}::int and status = 'pending'`,
+      update ${d} set ${set(d.status)} = 'cancelled', ${set(d.completedAt)} = ${at}::timestamptz, ${set(d.leaseUntil)} = null
+      where ${d.endpointId} = ${row.endpoint_id}::int and ${d.status} = 'pending'`,
     sql`
-      insert into notifications (recipient_type, recipient_id, program_id, kind, payload, dedupe_key)
+      insert into ${notifications} (${columnList(n.recipientType, n.recipientId, n.programId, n.kind, n.payload, n.dedupeKey)})
       values ('advertiser', ${row.advertiser_id}::int, ${row.program_id}::int, 'webhook_endpoint_disabled',
               ${JSON.stringify({ endpoint_id: row.endpoint_id, url: row.url, failing_since: row.failing_since ?? at })}::jsonb,
               ${`webhook_endpoint:${row.endpoint_id}:disabled:${row.failing_since ?? at}`})
-      on conflict (dedupe_key) do nothing`,
+      on conflict (${set(n.dedupeKey)}) do nothing`,
   ];
 }

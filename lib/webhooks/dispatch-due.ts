@@ -1,5 +1,7 @@
 import { sql } from "drizzle-orm";
+import { webhookDeliveries } from "../../schema/webhooks.ts";
 import type { Database } from "../db/client.ts";
+import { columnName, fromDriver } from "../db/columns.ts";
 import { rootLogger } from "../log.ts";
 import type { WebhookDeliveryMessage } from "./message.ts";
 import { leaseSeconds } from "./retry-policy.ts";
@@ -21,21 +23,22 @@ export async function dispatchDueWebhooks(
 ): Promise<number> {
   if (!queue) return 0;
   const at = now.toISOString();
+  const d = webhookDeliveries;
   try {
     const leased = await db.execute<{ id: string }>(sql`
-      update webhook_deliveries d
-      set lease_until = ${at}::timestamptz + make_interval(secs => ${leaseSeconds})
-      where d.id in (
-        select id from webhook_deliveries
-        where status = 'pending' and next_attempt_at <= ${at}::timestamptz
-          and (lease_until is null or lease_until <= ${at}::timestamptz)
-        order by next_attempt_at
+      update ${d}
+      set ${columnName(d.leaseUntil)} = ${at}::timestamptz + make_interval(secs => ${leaseSeconds})
+      where ${d.id} in (
+        select ${d.id} from ${d}
+        where ${d.status} = 'pending' and ${d.nextAttemptAt} <= ${at}::timestamptz
+          and (${d.leaseUntil} is null or ${d.leaseUntil} <= ${at}::timestamptz)
+        order by ${d.nextAttemptAt}
         limit ${limit}
         for update skip locked)
-      returning d.id`);
-    const messages: WebhookDeliveryMessage[] = leased.rows.map((r) => ({
+      returning ${d.id} as id`);
+    const messages: WebhookDeliveryMessage[] = leased.rows.map((row) => ({
       kind: "webhook_delivery",
-      delivery_id: Number(r.id),
+      delivery_id: fromDriver(d.id, row.id),
     }));
     for (let start = 0; start < messages.length; start += maxBatch) {
       await queue.sendBatch(

@@ -1,7 +1,16 @@
-import { type SQL, sql } from "drizzle-orm";
-import type { webhookDeliveryStatuses } from "../../schema/webhooks.ts";
+import { type AnyColumn, type SQL, sql } from "drizzle-orm";
+import { alias } from "drizzle-orm/pg-core";
+import { auditLog } from "../../schema/accounts.ts";
+import {
+  webhookDeliveries,
+  webhookDeliveryAttempts,
+  type webhookDeliveryStatuses,
+  webhookEndpoints,
+  webhookEvents,
+} from "../../schema/webhooks.ts";
 import { requireProgramMembership } from "../auth/require-program-membership.ts";
 import type { Database } from "../db/client.ts";
+import { columnList, columnName, fromDriver, fromDriverOrNull } from "../db/columns.ts";
 import { checkEndpointBody, checkOverlapHours, type EndpointChange } from "./endpoint-rules.ts";
 import { testEventType } from "./event-types.ts";
 import { sealSecret } from "./secret-box.ts";
@@ -40,33 +49,45 @@ export interface EndpointView {
   updated_at: string;
 }
 
-const iso = (v: unknown) => (v === null || v === undefined ? null : new Date(String(v)).toISOString());
+const e = webhookEndpoints;
 
-function viewOf(r: Record<string, unknown>): EndpointView {
-  const events = typeof r.events === "string" ? parseTextArray(r.events) : (r.events as string[]);
+/** A timestamp column's value as the API writes it (ISO 8601), or null. */
+function iso<C extends AnyColumn<{ data: Date }>>(column: C, value: unknown): string | null {
+  return (fromDriverOrNull(column, value) as Date | null)?.toISOString() ?? null;
+}
+
+/** An endpoint row of `columns` (the array column reads as an array whichever form the driver gives). */
+function viewOf(row: Record<string, unknown>): EndpointView {
   return {
-    id: Number(r.id),
-    url: String(r.url),
-    description: (r.description as string | null) ?? null,
-    events,
-    enabled: r.enabled === true,
-    disabled_reason: (r.disabled_reason as string | null) ?? null,
-    disabled_at: iso(r.disabled_at),
-    failing_since: iso(r.failing_since),
-    previous_secret_expires_at: iso(r.previous_secret_expires_at),
-    created_at: iso(r.created_at)!,
-    updated_at: iso(r.updated_at)!,
+    id: fromDriver(e.id, row.id),
+    url: fromDriver(e.url, row.url),
+    description: fromDriverOrNull(e.description, row.description),
+    events: fromDriver(e.events, row.events),
+    enabled: fromDriver(e.enabled, row.enabled) === true,
+    disabled_reason: fromDriverOrNull(e.disabledReason, row.disabled_reason),
+    disabled_at: iso(e.disabledAt, row.disabled_at),
+    failing_since: iso(e.failingSince, row.failing_since),
+    previous_secret_expires_at: iso(e.previousSecretExpiresAt, row.previous_secret_expires_at),
+    created_at: fromDriver(e.createdAt, row.created_at).toISOString(),
+    updated_at: fromDriver(e.updatedAt, row.updated_at).toISOString(),
   };
 }
 
-/** A Postgres text[] in its text form (`{a,b}`): our event names need no quoting. */
-function parseTextArray(text: string): string[] {
-  const inner = text.replace(/^\{|\}$/g, "");
-  return inner === "" ? [] : inner.split(",").map((s) => s.replace(/^"|"$/g, ""));
-}
+const columns = sql`${e.id} as id, ${e.url} as url, ${e.description} as description, ${e.events} as events,
+  ${e.enabled} as enabled, ${e.disabledReason} as disabled_reason, ${e.disabledAt} as disabled_at,
+  ${e.failingSince} as failing_since, ${e.previousSecretExpiresAt} as previous_secret_expires_at,
+  ${e.createdAt} as created_at, ${e.updatedAt} as updated_at`;
 
-const columns = sql`id, url, description, events, enabled, disabled_reason, disabled_at, failing_since,
-  previous_secret_expires_at, created_at, updated_at`;
+const auditColumns = columnList(
+  auditLog.advertiserId,
+  auditLog.programId,
+  auditLog.actorUserId,
+  auditLog.action,
+  auditLog.changes,
+  auditLog.createdAt,
+);
+/** `set` targets: a column's bare name. */
+const set = columnName;
 
 type Allowed = { programId: number; advertiserId: number };
 
@@ -79,7 +100,7 @@ async function manager(db: Database, actor: Actor): Promise<Allowed | Refusal> {
 
 function audit(a: Allowed, actor: Actor, action: string, changes: Record<string, unknown>): SQL {
   return sql`
-    insert into audit_log (advertiser_id, program_id, actor_user_id, action, changes, created_at)
+    insert into ${auditLog} (${auditColumns})
     values (${a.advertiserId}::int, ${a.programId}::int, ${actor.userId}::int, ${action},
             ${JSON.stringify(changes)}::jsonb, ${actor.now.toISOString()}::timestamptz)`;
 }
@@ -109,7 +130,7 @@ export async function createEndpoint(
   const at = actor.now.toISOString();
   const [inserted] = await run(db, [
     sql`
-      insert into webhook_endpoints (program_id, url, description, events, enabled, secret, created_at, updated_at)
+      insert into ${e} (${columnList(e.programId, e.url, e.description, e.events, e.enabled, e.secret, e.createdAt, e.updatedAt)})
       values (${allowed.programId}::int, ${change.url}, ${change.description ?? null}::text, ${textArray(change.events)},
               ${change.enabled ?? true}::boolean, ${await sealSecret(secret, actor.secretKey)}, ${at}::timestamptz,
               ${at}::timestamptz)
@@ -129,7 +150,7 @@ export async function listEndpoints(
   const allowed = await manager(db, actor);
   if ("ok" in allowed) return allowed;
   const rows = await db.execute(sql`
-    select ${columns} from webhook_endpoints where program_id = ${allowed.programId}::int order by id`);
+    select ${columns} from ${e} where ${e.programId} = ${allowed.programId}::int order by ${e.id}`);
   return { ok: true, endpoints: rows.rows.map(viewOf) };
 }
 
@@ -148,26 +169,26 @@ export async function updateEndpoint(
   const at = actor.now.toISOString();
   const [updated] = await run(db, [
     sql`
-      update webhook_endpoints set
-        url = coalesce(${c.url ?? null}::text, url),
-        events = coalesce(${c.events ? textArray(c.events) : sql`null::text[]`}, events),
-        description = case when ${c.description !== undefined}::boolean then ${c.description ?? null}::text else description end,
-        enabled = coalesce(${c.enabled ?? null}::boolean, enabled),
-        failing_since = case when ${c.enabled === true}::boolean and not enabled then null else failing_since end,
-        disabled_reason = case when ${c.enabled === true}::boolean then null
-                               when ${c.enabled === false}::boolean and enabled then 'by_user' else disabled_reason end,
-        disabled_at = case when ${c.enabled === true}::boolean then null
-                           when ${c.enabled === false}::boolean and enabled then ${at}::timestamptz else disabled_at end,
-        updated_at = ${at}::timestamptz
-      where id = ${actor.endpointId}::int and program_id = ${allowed.programId}::int
+      update ${e} set
+        ${set(e.url)} = coalesce(${c.url ?? null}::text, ${e.url}),
+        ${set(e.events)} = coalesce(${c.events ? textArray(c.events) : sql`null::text[]`}, ${e.events}),
+        ${set(e.description)} = case when ${c.description !== undefined}::boolean then ${c.description ?? null}::text else ${e.description} end,
+        ${set(e.enabled)} = coalesce(${c.enabled ?? null}::boolean, ${e.enabled}),
+        ${set(e.failingSince)} = case when ${c.enabled === true}::boolean and not ${e.enabled} then null else ${e.failingSince} end,
+        ${set(e.disabledReason)} = case when ${c.enabled === true}::boolean then null
+                               when ${c.enabled === false}::boolean and ${e.enabled} then 'by_user' else ${e.disabledReason} end,
+        ${set(e.disabledAt)} = case when ${c.enabled === true}::boolean then null
+                           when ${c.enabled === false}::boolean and ${e.enabled} then ${at}::timestamptz else ${e.disabledAt} end,
+        ${set(e.updatedAt)} = ${at}::timestamptz
+      where ${e.id} = ${actor.endpointId}::int and ${e.programId} = ${allowed.programId}::int
       returning ${columns}`,
     sql`
-      insert into audit_log (advertiser_id, program_id, actor_user_id, action, changes, created_at)
+      insert into ${auditLog} (${auditColumns})
       select ${allowed.advertiserId}::int, ${allowed.programId}::int, ${actor.userId}::int,
              'program.webhook_endpoint_updated', ${JSON.stringify({ endpoint_id: actor.endpointId, ...c })}::jsonb,
              ${at}::timestamptz
-      where exists (select 1 from webhook_endpoints where id = ${actor.endpointId}::int
-                    and program_id = ${allowed.programId}::int)`,
+      where exists (select 1 from ${e} where ${e.id} = ${actor.endpointId}::int
+                    and ${e.programId} = ${allowed.programId}::int)`,
   ]);
   const row = updated.rows[0];
   if (!row) return { ok: false, reason: "endpoint_not_found" };
@@ -183,14 +204,14 @@ export async function deleteEndpoint(
   if (actor.endpointId === undefined) return { ok: false, reason: "endpoint_not_found" };
   const [deleted] = await run(db, [
     sql`
-      delete from webhook_endpoints where id = ${actor.endpointId}::int and program_id = ${allowed.programId}::int
-      returning url`,
+      delete from ${e} where ${e.id} = ${actor.endpointId}::int and ${e.programId} = ${allowed.programId}::int
+      returning ${e.url}`,
     sql`
-      insert into audit_log (advertiser_id, program_id, actor_user_id, action, changes, created_at)
+      insert into ${auditLog} (${auditColumns})
       select ${allowed.advertiserId}::int, ${allowed.programId}::int, ${actor.userId}::int,
              'program.webhook_endpoint_deleted', ${JSON.stringify({ endpoint_id: actor.endpointId })}::jsonb,
              ${actor.now.toISOString()}::timestamptz
-      where not exists (select 1 from webhook_endpoints where id = ${actor.endpointId}::int)`,
+      where not exists (select 1 from ${e} where ${e.id} = ${actor.endpointId}::int)`,
   ]);
   return deleted.rows.length > 0 ? { ok: true } : { ok: false, reason: "endpoint_not_found" };
 }
@@ -215,19 +236,19 @@ export async function rotateEndpointSecret(
   const until = new Date(actor.now.getTime() + overlap.value * 3_600_000).toISOString();
   const [rotated] = await run(db, [
     sql`
-      update webhook_endpoints set
-        previous_secret = case when ${overlap.value}::int > 0 then secret end,
-        previous_secret_expires_at = case when ${overlap.value}::int > 0 then ${until}::timestamptz end,
-        secret = ${await sealSecret(secret, actor.secretKey)}, updated_at = ${at}::timestamptz
-      where id = ${actor.endpointId}::int and program_id = ${allowed.programId}::int
+      update ${e} set
+        ${set(e.previousSecret)} = case when ${overlap.value}::int > 0 then ${e.secret} end,
+        ${set(e.previousSecretExpiresAt)} = case when ${overlap.value}::int > 0 then ${until}::timestamptz end,
+        ${set(e.secret)} = ${await sealSecret(secret, actor.secretKey)}, ${set(e.updatedAt)} = ${at}::timestamptz
+      where ${e.id} = ${actor.endpointId}::int and ${e.programId} = ${allowed.programId}::int
       returning ${columns}`,
     sql`
-      insert into audit_log (advertiser_id, program_id, actor_user_id, action, changes, created_at)
+      insert into ${auditLog} (${auditColumns})
       select ${allowed.advertiserId}::int, ${allowed.programId}::int, ${actor.userId}::int,
              'program.webhook_secret_rotated',
              ${JSON.stringify({ endpoint_id: actor.endpointId, overlap_hours: overlap.value })}::jsonb, ${at}::timestamptz
-      where exists (select 1 from webhook_endpoints where id = ${actor.endpointId}::int
-                    and program_id = ${allowed.programId}::int)`,
+      where exists (select 1 from ${e} where ${e.id} = ${actor.endpointId}::int
+                    and ${e.programId} = ${allowed.programId}::int)`,
   ]);
   const row = rotated.rows[0];
   if (!row) return { ok: false, reason: "endpoint_not_found" };
@@ -247,24 +268,26 @@ export async function createTestEvent(
   if (actor.endpointId === undefined) return { ok: false, reason: "endpoint_not_found" };
   const at = actor.now.toISOString();
   const eventId = `msg_${crypto.randomUUID().replaceAll("-", "")}`;
+  const ev = webhookEvents;
+  const d = webhookDeliveries;
   const rows = await db.execute<{ id: string }>(sql`
     with endpoint as (
-      select id from webhook_endpoints where id = ${actor.endpointId}::int and program_id = ${allowed.programId}::int
+      select ${e.id} as id from ${e} where ${e.id} = ${actor.endpointId}::int and ${e.programId} = ${allowed.programId}::int
     ), event as (
-      insert into webhook_events (id, program_id, type, dedupe_key, data, created_at)
+      insert into ${ev} (${columnList(ev.id, ev.programId, ev.type, ev.dedupeKey, ev.data, ev.createdAt)})
       select ${eventId}, ${allowed.programId}::int, ${testEventType}, ${`test:${eventId}`},
              jsonb_build_object('endpoint_id', endpoint.id, 'program_id', ${allowed.programId}::int,
                                 'message', 'A test event sent from the webhook settings'),
              ${at}::timestamptz
       from endpoint
-      returning id)
-    insert into webhook_deliveries (event_id, endpoint_id, next_attempt_at, lease_until, created_at)
+      returning ${ev.id} as id)
+    insert into ${d} (${columnList(d.eventId, d.endpointId, d.nextAttemptAt, d.leaseUntil, d.createdAt)})
     select event.id, endpoint.id, ${at}::timestamptz, ${at}::timestamptz + interval '5 minutes', ${at}::timestamptz
     from event, endpoint
-    returning id`);
+    returning ${d.id} as id`);
   const row = rows.rows[0];
   if (!row) return { ok: false, reason: "endpoint_not_found" };
-  return { ok: true, eventId, deliveryId: Number(row.id) };
+  return { ok: true, eventId, deliveryId: fromDriver(d.id, row.id) };
 }
 
 export interface AttemptView {
@@ -290,18 +313,24 @@ export async function listAttempts(
   const allowed = await manager(db, actor);
   if ("ok" in allowed) return allowed;
   if (actor.endpointId === undefined) return { ok: false, reason: "endpoint_not_found" };
+  const a = alias(webhookDeliveryAttempts, "a");
+  const d = alias(webhookDeliveries, "d");
+  const ev = alias(webhookEvents, "ev");
+  const ep = alias(webhookEndpoints, "e");
   const [endpoint, attempts] = await db.batch([
-    db.execute(sql`select id from webhook_endpoints where id = ${actor.endpointId}::int
-                   and program_id = ${allowed.programId}::int`),
+    db.execute(sql`select ${e.id} from ${e} where ${e.id} = ${actor.endpointId}::int
+                   and ${e.programId} = ${allowed.programId}::int`),
     db.execute(sql`
-      select a.id, a.delivery_id, a.event_id, ev.type as event_type, a.attempt, a.attempted_at, a.succeeded,
-             a.response_status, a.latency_ms, a.error, d.status as delivery_status, d.next_attempt_at
-      from webhook_delivery_attempts a
-      join webhook_deliveries d on d.id = a.delivery_id
-      join webhook_events ev on ev.id = a.event_id
-      join webhook_endpoints e on e.id = a.endpoint_id
-      where a.endpoint_id = ${actor.endpointId}::int and e.program_id = ${allowed.programId}::int
-      order by a.attempted_at desc, a.id desc
+      select ${a.id} as id, ${a.deliveryId} as delivery_id, ${a.eventId} as event_id, ${ev.type} as event_type,
+             ${a.attempt} as attempt, ${a.attemptedAt} as attempted_at, ${a.succeeded} as succeeded,
+             ${a.responseStatus} as response_status, ${a.latencyMs} as latency_ms, ${a.error} as error,
+             ${d.status} as delivery_status, ${d.nextAttemptAt} as next_attempt_at
+      from ${webhookDeliveryAttempts} ${a}
+      join ${webhookDeliveries} ${d} on ${d.id} = ${a.deliveryId}
+      join ${webhookEvents} ${ev} on ${ev.id} = ${a.eventId}
+      join ${webhookEndpoints} ${ep} on ${ep.id} = ${a.endpointId}
+      where ${a.endpointId} = ${actor.endpointId}::int and ${ep.programId} = ${allowed.programId}::int
+      order by ${a.attemptedAt} desc, ${a.id} desc
       limit 100`),
   ]);
   if (endpoint.rows.length === 0) return { ok: false, reason: "endpoint_not_found" };
@@ -312,19 +341,22 @@ export async function listAttempts(
 }
 
 /** An attempt row (with its event's type and its delivery's state joined in) as the routes and page show it. */
-export function attemptViewOf(r: Record<string, unknown>): AttemptView {
+export function attemptViewOf(row: Record<string, unknown>): AttemptView {
+  const a = webhookDeliveryAttempts;
+  const deliveryStatus = fromDriver(webhookDeliveries.status, row.delivery_status);
   return {
-    id: Number(r.id),
-    delivery_id: Number(r.delivery_id),
-    event_id: String(r.event_id),
-    event_type: String(r.event_type),
-    attempt: Number(r.attempt),
-    attempted_at: iso(r.attempted_at)!,
-    succeeded: r.succeeded === true,
-    response_status: r.response_status === null ? null : Number(r.response_status),
-    latency_ms: Number(r.latency_ms),
-    error: (r.error as string | null) ?? null,
-    delivery_status: String(r.delivery_status) as AttemptView["delivery_status"],
-    next_attempt_at: r.delivery_status === "pending" ? iso(r.next_attempt_at) : null,
+    id: fromDriver(a.id, row.id),
+    delivery_id: fromDriver(a.deliveryId, row.delivery_id),
+    event_id: fromDriver(a.eventId, row.event_id),
+    event_type: fromDriver(webhookEvents.type, row.event_type),
+    attempt: fromDriver(a.attempt, row.attempt),
+    attempted_at: fromDriver(a.attemptedAt, row.attempted_at).toISOString(),
+    succeeded: fromDriver(a.succeeded, row.succeeded) === true,
+    response_status: fromDriverOrNull(a.responseStatus, row.response_status),
+    latency_ms: fromDriver(a.latencyMs, row.latency_ms),
+    error: fromDriverOrNull(a.error, row.error),
+    delivery_status: deliveryStatus,
+    next_attempt_at:
+      deliveryStatus === "pending" ? iso(webhookDeliveries.nextAttemptAt, row.next_attempt_at) : null,
   };
 }

@@ -1,4 +1,8 @@
-import { type SQL, sql } from "drizzle-orm";
+import { getTableName, type SQL, sql } from "drizzle-orm";
+import { alias } from "drizzle-orm/pg-core";
+import { commissions, refunds } from "../../schema/commissions.ts";
+import { leadEvents, saleEvents } from "../../schema/events.ts";
+import { referralLinks } from "../../schema/partners.ts";
 
 /**
  * The statements the use cases add to their OWN transaction (no extra round trip): each calls the database
@@ -8,22 +12,30 @@ import { type SQL, sql } from "drizzle-orm";
  * indexed lookup. The cron then hands the deliveries to the queue (`dispatch-due.ts`).
  */
 
+/** The sale as `s` (the callers' `saleKey` names it so), its commission `c`, a refund `r`, a lead `l`. */
+const s = alias(saleEvents, "s");
+const c = alias(commissions, "c");
+const r = alias(refunds, "r");
+const l = alias(leadEvents, "l");
+/** The link-state statement's updated link: a CTE `l` holding the table's own columns and `was_active`. */
+const link = alias(referralLinks, "l");
+
 const saleData = sql`jsonb_build_object(
-  'sale_id', s.id, 'program_id', s.program_id, 'partner_id', s.partner_id, 'customer_id', s.customer_id,
-  'transaction_id', s.processor_event_id, 'amount_cents', s.amount_cents, 'tax_cents', s.tax_cents,
-  'currency', s.currency, 'product_id', s.product_id, 'is_test', s.is_test, 'created_at', s.created_at)`;
+  'sale_id', ${s.id}, 'program_id', ${s.programId}, 'partner_id', ${s.partnerId}, 'customer_id', ${s.customerId},
+  'transaction_id', ${s.processorEventId}, 'amount_cents', ${s.amountCents}, 'tax_cents', ${s.taxCents},
+  'currency', ${s.currency}, 'product_id', ${s.productId}, 'is_test', ${s.isTest}, 'created_at', ${s.createdAt})`;
 
 const commissionData = sql`jsonb_build_object(
-  'commission_id', c.id, 'sale_id', c.sale_id, 'program_id', c.program_id, 'partner_id', c.partner_id,
-  'status', c.status, 'amount_cents', c.amount_cents, 'deducted_cents', c.deducted_cents,
-  'net_amount_cents', c.amount_cents - c.deducted_cents, 'currency', c.currency, 'hold_until', c.hold_until,
-  'is_test', c.is_test)`;
+  'commission_id', ${c.id}, 'sale_id', ${c.saleId}, 'program_id', ${c.programId}, 'partner_id', ${c.partnerId},
+  'status', ${c.status}, 'amount_cents', ${c.amountCents}, 'deducted_cents', ${c.deductedCents},
+  'net_amount_cents', ${c.amountCents} - ${c.deductedCents}, 'currency', ${c.currency}, 'hold_until', ${c.holdUntil},
+  'is_test', ${c.isTest})`;
 
 /** `sale.created` and, when the batch wrote one, `commission.created`; `saleKey` selects the sale as `s`. */
 export function saleWebhooksStatement(saleKey: SQL, at: string): SQL {
   return sql`
-    select webhook_enqueue(s.program_id, 'sale.created', 'sale.created:' || s.id, ${saleData}, ${at}::timestamptz)
-    from affiliate_sale_events s where ${saleKey}
+    select webhook_enqueue(${s.programId}, 'sale.created', 'sale.created:' || ${s.id}, ${saleData}, ${at}::timestamptz)
+    from ${saleEvents} ${s} where ${saleKey}
     union all
     ${commissionCreatedWebhookStatement(saleKey, at)}`;
 }
@@ -34,41 +46,42 @@ export function saleWebhooksStatement(saleKey: SQL, at: string): SQL {
  */
 export function commissionCreatedWebhookStatement(saleKey: SQL, at: string): SQL {
   return sql`
-    select webhook_enqueue(c.program_id, 'commission.created', 'commission.created:' || c.id, ${commissionData},
+    select webhook_enqueue(${c.programId}, 'commission.created', 'commission.created:' || ${c.id}, ${commissionData},
                            ${at}::timestamptz)
-    from affiliate_sale_events s join commissions c on c.sale_id = s.id where ${saleKey}`;
+    from ${saleEvents} ${s} join ${commissions} ${c} on ${c.saleId} = ${s.id} where ${saleKey}`;
 }
 
 /** `lead.created` for the lead event the same batch has just inserted (its id is the sequence's current value). */
 export function leadWebhookStatement(at: string): SQL {
+  const sequenceOfId = sql.raw(`'${getTableName(leadEvents)}', '${leadEvents.id.name}'`);
   return sql`
-    select webhook_enqueue(l.program_id, 'lead.created', 'lead.created:' || l.id, jsonb_build_object(
-             'lead_id', l.id, 'program_id', l.program_id, 'partner_id', l.partner_id, 'customer_id', l.customer_id,
-             'click_id', l.click_id, 'customer_key', l.customer_key, 'event_name', l.event_name,
-             'provisional', l.provisional, 'is_test', l.is_test, 'created_at', l.created_at), ${at}::timestamptz)
-    from affiliate_lead_events l
+    select webhook_enqueue(${l.programId}, 'lead.created', 'lead.created:' || ${l.id}, jsonb_build_object(
+             'lead_id', ${l.id}, 'program_id', ${l.programId}, 'partner_id', ${l.partnerId}, 'customer_id', ${l.customerId},
+             'click_id', ${l.clickId}, 'customer_key', ${l.customerKey}, 'event_name', ${l.eventName},
+             'provisional', ${l.provisional}, 'is_test', ${l.isTest}, 'created_at', ${l.createdAt}), ${at}::timestamptz)
+    from ${leadEvents} ${l}
     -- currval in a scalar subquery is evaluated once (an init plan), so the lookup is the primary key's;
     -- compared per row, a volatile function forces a sequential scan of every lead.
-    where l.id = (select currval(pg_get_serial_sequence('affiliate_lead_events', 'id')))`;
+    where ${l.id} = (select currval(pg_get_serial_sequence(${sequenceOfId})))`;
 }
 
 /** `commission.updated` after a refund or reversal, with the refund's amounts; `refundRow` is its id. */
 export function commissionRefundedWebhookStatement(commissionId: number, refundRow: SQL, at: string): SQL {
   return sql`
-    select webhook_enqueue(c.program_id, 'commission.updated', 'commission.updated:refund:' || r.id,
-             ${commissionData} || jsonb_build_object('reason', r.reason, 'refund', jsonb_build_object(
-               'refund_id', r.refund_id, 'amount_cents', r.amount_cents,
-               'refunded_total_cents', r.refunded_total_cents, 'deduction_cents', r.deduction_cents)),
+    select webhook_enqueue(${c.programId}, 'commission.updated', 'commission.updated:refund:' || ${r.id},
+             ${commissionData} || jsonb_build_object('reason', ${r.reason}, 'refund', jsonb_build_object(
+               'refund_id', ${r.refundId}, 'amount_cents', ${r.amountCents},
+               'refunded_total_cents', ${r.refundedTotalCents}, 'deduction_cents', ${r.deductionCents})),
              ${at}::timestamptz)
-    from commissions c, refunds r where c.id = ${commissionId}::bigint and r.id = ${refundRow}`;
+    from ${commissions} ${c}, ${refunds} ${r} where ${c.id} = ${commissionId}::bigint and ${r.id} = ${refundRow}`;
 }
 
 /** `commission.approved` when its hold ended (the approval job's transaction). */
 export function commissionApprovedWebhookStatement(commissionId: SQL, at: string): SQL {
   return sql`
-    select webhook_enqueue(c.program_id, 'commission.approved', 'commission.approved:' || c.id,
+    select webhook_enqueue(${c.programId}, 'commission.approved', 'commission.approved:' || ${c.id},
              ${commissionData} || jsonb_build_object('approved_at', ${at}::timestamptz), ${at}::timestamptz)
-    from commissions c where c.id = ${commissionId}`;
+    from ${commissions} ${c} where ${c.id} = ${commissionId}`;
 }
 
 /**
@@ -76,8 +89,8 @@ export function commissionApprovedWebhookStatement(commissionId: SQL, at: string
  * `link.disabled` when this change turned the link off.
  */
 export function linkDisabledWebhookColumn(at: string): SQL {
-  return sql`case when l.was_active and not l.is_active then webhook_enqueue(l.program_id, 'link.disabled',
-    'link.disabled:' || l.id || ':' || ${at}, jsonb_build_object('link_id', l.id, 'program_id', l.program_id,
-    'partner_id', l.partner_id, 'short_link', l.short_link, 'disabled_at', l.disabled_at), ${at}::timestamptz)
+  return sql`case when l.was_active and not ${link.isActive} then webhook_enqueue(${link.programId}, 'link.disabled',
+    'link.disabled:' || ${link.id} || ':' || ${at}, jsonb_build_object('link_id', ${link.id}, 'program_id', ${link.programId},
+    'partner_id', ${link.partnerId}, 'short_link', ${link.shortLink}, 'disabled_at', ${link.disabledAt}), ${at}::timestamptz)
     end as webhooks_enqueued`;
 }

@@ -3,6 +3,7 @@ import { cliSyntheticChains } from "../../../schema/cli-login.ts";
 import { partners, programPartners, referralLinks } from "../../../schema/partners.ts";
 import { programs } from "../../../schema/programs.ts";
 import type { Database } from "../../db/client.ts";
+import { columnList, columnName, fromDriverOrNull } from "../../db/columns.ts";
 
 /** Spec section 8: at most 10 synthetic chains per program per hour. */
 export const chainCapPerHour = 10;
@@ -25,22 +26,27 @@ export type ChainSlot = { granted: true } | { granted: false; retryAfterSeconds:
 function ensureFixtures(db: Database, programId: number) {
   const email = `synthetic-verification+p${programId}@fixtures.invalid`;
   const code = `synthetic-verify-p${programId}`;
+  const pp = programPartners;
+  const l = referralLinks;
   return db.execute(sql`
     with inserted as (
-      insert into ${partners} (name, email) values ('Synthetic verification partner', ${email})
-      on conflict do nothing returning id
+      insert into ${partners} (${columnList(partners.name, partners.email)})
+      values ('Synthetic verification partner', ${email})
+      on conflict do nothing returning ${partners.id} as id
     ), partner as (
       select id from inserted
       union all select ${partners.id} from ${partners} where lower(${partners.email}) = ${email}
       limit 1
     ), membership as (
-      insert into ${programPartners} (program_id, partner_id) select ${programId}, id from partner
-      on conflict (program_id, partner_id) do update set status = 'active'
+      insert into ${pp} (${columnList(pp.programId, pp.partnerId)}) select ${programId}, id from partner
+      on conflict (${columnList(pp.programId, pp.partnerId)}) do update set ${columnName(pp.status)} = 'active'
     ), link as (
-      insert into ${referralLinks} (program_id, partner_id, short_link) select ${programId}, id, ${code} from partner
-      on conflict (short_link) do update set is_active = true, disabled_at = null, partner_id = excluded.partner_id
-      where ${referralLinks.programId} = excluded.program_id
-      returning short_link
+      insert into ${l} (${columnList(l.programId, l.partnerId, l.shortLink)}) select ${programId}, id, ${code} from partner
+      on conflict (${columnList(l.shortLink)}) do update
+        set ${columnName(l.isActive)} = true, ${columnName(l.disabledAt)} = null,
+            ${columnName(l.partnerId)} = excluded.${columnName(l.partnerId)}
+      where ${l.programId} = excluded.${columnName(l.programId)}
+      returning ${l.shortLink} as short_link
     )
     select (select short_link from link) as link_code,
            (select ${programs.domain} from ${programs} where ${programs.id} = ${programId}) as domain`);
@@ -70,17 +76,17 @@ export async function prepareChain(
       select count(*)::int as started, min(${cliSyntheticChains.startedAt}) as oldest from ${cliSyntheticChains}
       where ${cliSyntheticChains.programId} = ${programId} and ${cliSyntheticChains.startedAt} > ${since}::timestamptz`),
     db.execute(sql`
-      insert into ${cliSyntheticChains} (program_id, started_at)
+      insert into ${cliSyntheticChains} (${columnList(cliSyntheticChains.programId, cliSyntheticChains.startedAt)})
       select ${programId}, ${now.toISOString()}::timestamptz
       where (select count(*) from ${cliSyntheticChains}
              where ${cliSyntheticChains.programId} = ${programId}
                and ${cliSyntheticChains.startedAt} > ${since}::timestamptz) < ${chainCapPerHour}
-      returning id`),
+      returning ${cliSyntheticChains.id}`),
   ]);
   const result = { fixtures: fixturesFrom(fixtureRows.rows[0]) };
   if (inserted.rows.length > 0) return { ...result, slot: { granted: true } };
-  const oldest = windowRows.rows[0]?.oldest;
-  const freeAt = oldest ? new Date(String(oldest)).getTime() + hourMs : now.getTime() + hourMs;
+  const oldest = fromDriverOrNull(cliSyntheticChains.startedAt, windowRows.rows[0]?.oldest);
+  const freeAt = (oldest?.getTime() ?? now.getTime()) + hourMs;
   return {
     ...result,
     slot: { granted: false, retryAfterSeconds: Math.max(1, Math.ceil((freeAt - now.getTime()) / 1000)) },
@@ -88,6 +94,8 @@ export async function prepareChain(
 }
 
 function fixturesFrom(row: Record<string, unknown> | undefined): Fixtures {
-  if (!row?.link_code || !row.domain) throw new Error("verification fixtures could not be prepared");
-  return { linkCode: String(row.link_code), domain: String(row.domain) };
+  const linkCode = fromDriverOrNull(referralLinks.shortLink, row?.link_code);
+  const domain = fromDriverOrNull(programs.domain, row?.domain);
+  if (!linkCode || !domain) throw new Error("verification fixtures could not be prepared");
+  return { linkCode, domain };
 }

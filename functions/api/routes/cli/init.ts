@@ -1,6 +1,5 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
-import { sha256Hex } from "../../../../lib/auth/api-keys.ts";
-import { parseBearer } from "../../../../lib/auth/bearer.ts";
+import { requestCredential } from "../../../../lib/auth/request-credential.ts";
 import { type InitRefusal, initProgram } from "../../../../lib/cli/init-program.ts";
 import { initTokenMessages, loginTokenError } from "../../../../lib/cli/login-token-messages.ts";
 import { type ApiError, platformError } from "../../../../lib/errors/api-error.ts";
@@ -87,10 +86,11 @@ export function registerInit(app: OpenAPIHono<AppEnv>): void {
     limitBody(),
   );
   app.openapi(initRoute, async (c) => {
-    const header = parseBearer(c.req.header("Authorization"));
-    if (header.kind !== "token") throw loginTokenError(initTokenMessages, "missing");
+    // Parsed and hashed once per request (the rate limiter already did): read from the context.
+    const { header, keyHash } = await requestCredential(c);
+    if (header.kind !== "token" || keyHash === null) throw loginTokenError(initTokenMessages, "missing");
     const { db, clock } = c.get("deps");
-    const tokenHash = await sha256Hex(header.token);
+    const tokenHash = keyHash;
     const result = await initProgram(db, clock.now(), { header, tokenHash, body: c.req.valid("json") });
     if (result.outcome === "refused") throw refusalError(result.refusal);
     c.set("authenticatedKeyHash", tokenHash);

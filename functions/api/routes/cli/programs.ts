@@ -1,6 +1,5 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
-import { sha256Hex } from "../../../../lib/auth/api-keys.ts";
-import { parseBearer } from "../../../../lib/auth/bearer.ts";
+import { requestCredential } from "../../../../lib/auth/request-credential.ts";
 import { listPrograms } from "../../../../lib/cli/list-programs.ts";
 import { loginTokenError, programsTokenMessages } from "../../../../lib/cli/login-token-messages.ts";
 import {
@@ -50,10 +49,11 @@ export const programsRoute = createRoute({
 export function registerPrograms(app: OpenAPIHono<AppEnv>): void {
   app.use(programsRoute.path, cliErrorPolicy("Failed to list programs"), rateLimit(rateLimits.cli));
   app.openapi(programsRoute, async (c) => {
-    const header = parseBearer(c.req.header("Authorization"));
-    if (header.kind !== "token") throw loginTokenError(programsTokenMessages, "missing");
+    // Parsed and hashed once per request (the rate limiter already did): read from the context.
+    const { header, keyHash } = await requestCredential(c);
+    if (header.kind !== "token" || keyHash === null) throw loginTokenError(programsTokenMessages, "missing");
     const { db, clock } = c.get("deps");
-    const tokenHash = await sha256Hex(header.token);
+    const tokenHash = keyHash;
     const result = await listPrograms(db, clock.now(), header, tokenHash);
     if (result.outcome === "refused") throw loginTokenError(programsTokenMessages, result.reason);
     c.set("authenticatedKeyHash", tokenHash);

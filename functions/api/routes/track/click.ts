@@ -1,6 +1,5 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
-import { sha256Hex } from "../../../../lib/auth/api-keys.ts";
-import { bearerToken } from "../../../../lib/auth/bearer.ts";
+import { requestCredential } from "../../../../lib/auth/request-credential.ts";
 import {
   okResponse,
   payloadTooLargeResponse,
@@ -78,7 +77,7 @@ export function registerClick(app: OpenAPIHono<AppEnv>): void {
     const affiliateUrl = body.affiliate_url.trim();
     const testMode = body.additional_data?.test_mode === true;
     const eventProgramId = body.additional_data?.program_id ?? null;
-    const token = bearerToken(c.req.header("Authorization"));
+    const { keyHash } = await requestCredential(c);
     const intent = {
       requestedProgramId: body.program_id ?? eventProgramId,
       eventProgramId,
@@ -90,7 +89,7 @@ export function registerClick(app: OpenAPIHono<AppEnv>): void {
       code: referralCodeOf(affiliateUrl) as string,
       requestedProgramId: intent.requestedProgramId,
       eventProgramId,
-      keyHash: token ? await sha256Hex(token) : null,
+      keyHash,
       visitorClickId: body.click_id ?? null,
       testMode,
       newClickId: intent.newClickId,
