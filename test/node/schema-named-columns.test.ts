@@ -34,6 +34,18 @@ const allowed: Record<string, { count: number; why: string }> = {
     count: 3,
     why: "the series' measures are aggregates picked at run time by name (sum/count aliases of the series SQL), not table columns",
   },
+  [join("lib", "fraud", "scan-lead-signals.ts")]: {
+    count: 1,
+    why: "the number of leads the scan function `fraud_scan_leads` (migration 0020) returns, not a column",
+  },
+  [join("lib", "fraud", "scan-sale-signals.ts")]: {
+    count: 1,
+    why: "the number of sales the scan function `fraud_scan_sales` (migration 0020) returns, not a column",
+  },
+  [join("lib", "fraud", "copy-flags-to-late-commissions.ts")]: {
+    count: 1,
+    why: "the number of commissions the statement updated (a count of its CTE), not a column",
+  },
 };
 
 async function libFiles(): Promise<string[]> {
