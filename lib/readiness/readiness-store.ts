@@ -244,9 +244,9 @@ export async function readReadinessFacts(
                       select unnest(fraud_flags) as code from recent_leads
                       union select unnest(fraud_flags) from recent_sales
                       union select unnest(fraud_flags) from recent_commissions) seen),
-          'hold_flagged_commissions', p.hold_flagged_commissions,
-          'email_attribution_settled_only', p.email_attribution_settled_only)
-      ) from program p) as facts
+          'hold_flagged_commissions', program.hold_flagged_commissions,
+          'email_attribution_settled_only', program.email_attribution_settled_only)
+      ) from program) as facts
   `);
   const row = result.rows[0];
   const key = row?.key ?? null;
