@@ -72,7 +72,8 @@ async function holds(request: FuzzRequest): Promise<void> {
   }
   if (problems.length) {
     throw new Error(
-      `${request.shape}\n  -> ${answer.status} ${answer.text.slice(0, 300)}\n  ${problems.join("\n  ")}`,
+      // The body too: the shape names only what was done to it, not the generated values around that.
+      `${request.shape}\n  body ${request.body?.slice(0, 300) ?? "(none)"}\n  -> ${answer.status} ${answer.text.slice(0, 300)}\n  ${problems.join("\n  ")}`,
     );
   }
 }
