@@ -1,4 +1,5 @@
 import { type CommissionType, commissionTypes } from "../../schema/programs.ts";
+import { echoedValue } from "../errors/echoed-value.ts";
 import { hasControlCharacter } from "../validation/storable-text.ts";
 
 /**
@@ -60,7 +61,7 @@ export function checkCommissionType(value: unknown): FieldCheck<CommissionType> 
   }
   return fail(
     "commission_type",
-    `Invalid commission_type: ${String(value)}. Valid: ${commissionTypes.join(", ")}`,
+    `Invalid commission_type: ${echoedValue(value)}. Valid: ${commissionTypes.join(", ")}`,
   );
 }
 

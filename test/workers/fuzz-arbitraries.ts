@@ -191,6 +191,11 @@ function mutated(
     fc
       .tuple(fc.oneof(fc.constantFrom("__proto__", "constructor", "x\u0000y"), fc.string()), anyJson)
       .map(([k, v]) => ({ value: { ...base, [k]: v }, shape: `extra field ${JSON.stringify(k)}` })),
+    // An object whose own toString or valueOf is not a function: String() and `${}` of it throw a
+    // TypeError, so code that quotes a caller's value in a message must not use them (found by a random draw).
+    fc
+      .tuple(field, fc.constantFrom("toString", "valueOf"), anyJson)
+      .map(([k, method, v]) => ({ value: { ...base, [k]: { [method]: v } }, shape: `${k}: own ${method}` })),
     fc.tuple(field, fc.constantFrom(5, 40, 500)).map(([k, depth]) => {
       let nested: unknown = "leaf";
       // One child per level (two would make a DAG whose JSON doubles with every level).

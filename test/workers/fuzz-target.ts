@@ -1,5 +1,7 @@
-import { SELF } from "cloudflare:test";
+import { createExecutionContext, SELF, waitOnExecutionContext } from "cloudflare:test";
+import { env } from "cloudflare:workers";
 import { sql } from "drizzle-orm";
+import worker from "../../functions/api/index.ts";
 import { partners, programPartners, referralLinks } from "../../schema/index.ts";
 import type { Credentials, FuzzRequest, KnownValues } from "./fuzz-arbitraries.ts";
 import { db, freshIp, postJson, unique } from "./harness.ts";
@@ -138,13 +140,31 @@ export interface Answer {
   text: string;
 }
 
-export async function send(request: FuzzRequest): Promise<Answer> {
-  const response = await SELF.fetch(request.url, {
+/**
+ * `via: "entrypoint"` (CI's run) sends through the runtime's entrypoint, as a client's request arrives.
+ * `via: "handler"` (a long run) calls the worker's fetch handler with the test's env and a fresh execution
+ * context: `@cloudflare/vitest-pool-workers` 0.15.1 wraps the entrypoint class's prototype in one more Proxy
+ * on every construction (cloudflare/workers-sdk issue 15092), so each `SELF.fetch` makes every later one
+ * slower and after about 1,800 of them they throw `RangeError: Maximum call stack size exceeded`.
+ */
+export async function send(
+  request: FuzzRequest,
+  via: "entrypoint" | "handler" = "entrypoint",
+): Promise<Answer> {
+  const init: RequestInit = {
     method: request.method,
     headers: request.headers,
     redirect: "manual",
     ...(request.body !== undefined ? { body: request.body } : {}),
-  });
+  };
+  let response: Response;
+  if (via === "entrypoint") {
+    response = await SELF.fetch(request.url, init);
+  } else {
+    const context = createExecutionContext();
+    response = await worker.fetch(new Request(request.url, init), env, context);
+    await waitOnExecutionContext(context);
+  }
   const text = await response.text();
   const contentType = response.headers.get("Content-Type");
   let body: unknown;

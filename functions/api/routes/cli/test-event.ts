@@ -9,6 +9,7 @@ import {
   testEventTypes,
 } from "../../../../lib/cli/test-events/run-test-event.ts";
 import { badRequest, typedError } from "../../../../lib/errors/api-error.ts";
+import { echoedValue } from "../../../../lib/errors/echoed-value.ts";
 import {
   okResponse,
   payloadTooLargeResponse,
@@ -57,7 +58,7 @@ function requested(body: { event_type?: unknown; type?: unknown }): TestEventReq
   if (typeof type === "string" && (testEventTypes as readonly string[]).includes(type)) {
     return { kind: "event", eventType: type as TestEventType };
   }
-  throw badRequest(`Invalid event_type: ${String(type)}. Valid: click, lead, sale`);
+  throw badRequest(`Invalid event_type: ${echoedValue(type)}. Valid: click, lead, sale`);
 }
 
 export function registerTestEvent(app: OpenAPIHono<AppEnv>): void {
