@@ -31,6 +31,7 @@ import { migrate as migrateNodePg } from "drizzle-orm/node-postgres/migrator";
 import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
 import { migrate as migratePglite } from "drizzle-orm/pglite/migrator";
 import pg from "pg";
+import { PG_ERROR_FIELDS } from "../lib/db/sql-over-http.ts";
 import { type FaultSpec, type FaultState, FaultSwitch } from "./sql-faults.ts";
 
 export interface SqlEndpointOptions {
@@ -104,26 +105,6 @@ const MAX_BODY_BYTES = 10 * 1024 * 1024;
 
 // Arbitrary but fixed, so every process migrating the same database contends on the same lock.
 const MIGRATION_LOCK_KEY = "7262737465610001";
-
-// The neon driver copies exactly these properties from a 400 body onto the error it throws.
-const PG_ERROR_FIELDS = [
-  "code",
-  "detail",
-  "hint",
-  "position",
-  "internalPosition",
-  "internalQuery",
-  "where",
-  "schema",
-  "table",
-  "column",
-  "dataType",
-  "constraint",
-  "file",
-  "line",
-  "routine",
-  "severity",
-] as const;
 
 const ISOLATION_LEVELS: Record<string, string> = {
   readuncommitted: "READ UNCOMMITTED",

@@ -58,8 +58,11 @@ interface QueryData {
   params: (string | null)[];
 }
 
-/** The fields Postgres reports about a refused statement; the endpoint's 400 body carries them. */
-const PG_ERROR_FIELDS = [
+/**
+ * The fields Postgres reports about a refused statement: a 400 body of the protocol carries them (the local
+ * endpoint, `dev/sql-endpoint.ts`, writes exactly these), and a refusal keeps them.
+ */
+export const PG_ERROR_FIELDS = [
   "severity",
   "code",
   "detail",

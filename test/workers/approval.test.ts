@@ -1,8 +1,5 @@
-import { createExecutionContext, createScheduledController, waitOnExecutionContext } from "cloudflare:test";
-import { env } from "cloudflare:workers";
 import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import worker from "../../functions/api/index.ts";
 import { approveDueCommissions } from "../../lib/commissions/approve-due-commissions.ts";
 import type { NotificationMessage } from "../../lib/notifications/message.ts";
 import { createProgram, db, type ProgramFixture } from "./harness.ts";
@@ -14,6 +11,7 @@ import {
   refund,
   trackedSale,
 } from "./refund-harness.ts";
+import { runCron } from "./run-cron.ts";
 import { balanceOf } from "./sale-harness.ts";
 
 /**
@@ -137,16 +135,6 @@ describe("approveDueCommissions", () => {
     expect(await ledgerOfPartner(p.programId, partner)).toEqual([]);
   });
 });
-
-async function runCron(): Promise<void> {
-  const ctx = createExecutionContext();
-  await worker.scheduled(
-    createScheduledController({ cron: "*/5 * * * *", scheduledTime: Date.now() }),
-    env,
-    ctx,
-  );
-  await waitOnExecutionContext(ctx);
-}
 
 describe("cron trigger", () => {
   it("approves due commissions and the partner's commission_approved notification is written through the queue", async () => {

@@ -1,14 +1,12 @@
-import { createExecutionContext, createScheduledController, waitOnExecutionContext } from "cloudflare:test";
-import { env } from "cloudflare:workers";
 import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import worker from "../../functions/api/index.ts";
 import { refunds } from "../../schema/index.ts";
 import { faultCases, withFault } from "./fault-cases.ts";
 import { useFaultSwitch } from "./fault-switch.ts";
 import { createProgram, db, type ProgramFixture, postJson } from "./harness.ts";
 import { bearer, customersOfProgram, leadEventsOfProgram, leadPath, recordClick } from "./lead-helpers.ts";
 import { commissionRow, expectBalanceMatchesLedger, refund, trackedSale } from "./refund-harness.ts";
+import { runCron } from "./run-cron.ts";
 import { click, commissionsOf, sale, salesOf, txn } from "./sale-harness.ts";
 
 /**
@@ -35,16 +33,6 @@ async function expectBooksBalance(p: ProgramFixture): Promise<void> {
   const commissions = await commissionsOf(p.programId);
   expect(new Set(commissions.map((c) => c.saleId)).size).toBe(commissions.length);
   for (const partner of p.partnerIds) await expectBalanceMatchesLedger(p.programId, partner);
-}
-
-async function runCron(): Promise<void> {
-  const ctx = createExecutionContext();
-  await worker.scheduled(
-    createScheduledController({ cron: "*/5 * * * *", scheduledTime: Date.now() }),
-    env,
-    ctx,
-  );
-  await waitOnExecutionContext(ctx);
 }
 
 describe("injected faults: the round trips each request makes when nothing fails", () => {

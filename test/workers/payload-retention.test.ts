@@ -1,13 +1,11 @@
-import { createExecutionContext, createScheduledController, waitOnExecutionContext } from "cloudflare:test";
-import { env } from "cloudflare:workers";
 import { inArray } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import worker from "../../functions/api/index.ts";
 import { fixedClock } from "../../lib/clock.ts";
 import { applyPayloadRetention, payloadRetention } from "../../lib/stripe/payload-retention.ts";
 import { redactPersonalFields } from "../../lib/stripe/personal-fields.ts";
 import { stripeEvents } from "../../schema/stripe-events.ts";
 import { createProgram, db, unique } from "./harness.ts";
+import { runCron } from "./run-cron.ts";
 
 const day = 24 * 60 * 60 * 1000;
 
@@ -216,13 +214,7 @@ describe("applyPayloadRetention", () => {
     const ids = await seedEvents(new Date(), [{ status: "completed", ageMs: 35 * day }]);
     // Earlier tests' leftovers of other files are not this test's concern: run until ours is done.
     for (let i = 0; i < 5; i++) {
-      const ctx = createExecutionContext();
-      await worker.scheduled(
-        createScheduledController({ cron: "*/5 * * * *", scheduledTime: Date.now() }),
-        env,
-        ctx,
-      );
-      await waitOnExecutionContext(ctx);
+      await runCron();
       const [row] = await eventsById(ids);
       if (row?.payloadRedactedAt) return;
     }

@@ -1,9 +1,7 @@
-import { createExecutionContext, createScheduledController, waitOnExecutionContext } from "cloudflare:test";
-import { env } from "cloudflare:workers";
 import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import worker from "../../functions/api/index.ts";
 import { createProgram, db } from "./harness.ts";
+import { runCron } from "./run-cron.ts";
 import { balanceOf, click, commissionsOf, sale, salesOf, txn } from "./sale-harness.ts";
 import { endpointFor, eventsOf } from "./webhook-harness.ts";
 
@@ -25,16 +23,6 @@ async function breakCommissionsOf(programId: number): Promise<() => Promise<void
   return async () => {
     await db.execute(sql.raw(`drop trigger if exists ${trigger} on commissions`));
   };
-}
-
-async function runCron(): Promise<void> {
-  const ctx = createExecutionContext();
-  await worker.scheduled(
-    createScheduledController({ cron: "*/5 * * * *", scheduledTime: Date.now() }),
-    env,
-    ctx,
-  );
-  await waitOnExecutionContext(ctx);
 }
 
 describe("commission creation failure", () => {

@@ -1,9 +1,6 @@
-import { createExecutionContext, createScheduledController, waitOnExecutionContext } from "cloudflare:test";
-import { env } from "cloudflare:workers";
 import { and, eq, sql } from "drizzle-orm";
 import { Webhook } from "standardwebhooks";
 import { describe, expect, it } from "vitest";
-import worker from "../../functions/api/index.ts";
 import { approveDueCommissions } from "../../lib/commissions/approve-due-commissions.ts";
 import { deliverWebhook } from "../../lib/webhooks/deliver.ts";
 import { giveUpAfterMs, webhookRetryDelaySeconds } from "../../lib/webhooks/retry-policy.ts";
@@ -14,6 +11,7 @@ import { bearer, leadPath, recordClick } from "./lead-helpers.ts";
 import { ownerWithProgram } from "./program-admin-harness.ts";
 import { refund, trackedSale } from "./refund-harness.ts";
 import { countDatabaseRoundTrips } from "./round-trip-counter.ts";
+import { runCron } from "./run-cron.ts";
 import { click, sale, txn } from "./sale-harness.ts";
 import {
   deliveriesOf,
@@ -34,17 +32,6 @@ const allEvents = [
   "link.disabled",
 ];
 
-/** The every-minute cron, as Cloudflare runs it: it hands due deliveries to the queue. */
-async function runMinuteCron(): Promise<void> {
-  const ctx = createExecutionContext();
-  await worker.scheduled(
-    createScheduledController({ cron: "* * * * *", scheduledTime: Date.now() }),
-    env,
-    ctx,
-  );
-  await waitOnExecutionContext(ctx);
-}
-
 describe("webhooks: from a sale to the brand's receiver, verified by the Standard Webhooks library", () => {
   it("writes the outbox in the sale's transaction, the cron queues it, the consumer signs and sends it", async () => {
     const p = await createProgram();
@@ -56,7 +43,7 @@ describe("webhooks: from a sale to the brand's receiver, verified by the Standar
 
     const pending = await deliveriesOf(endpoint.id);
     expect(pending.map((d) => d.status)).toEqual(["pending", "pending"]);
-    await runMinuteCron();
+    await runCron("* * * * *");
     await expect.poll(async () => (await box.received()).length, { timeout: 10_000 }).toBe(2);
 
     const receiver = new Webhook(endpoint.secret);

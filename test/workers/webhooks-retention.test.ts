@@ -1,11 +1,9 @@
-import { createExecutionContext, createScheduledController, waitOnExecutionContext } from "cloudflare:test";
-import { env } from "cloudflare:workers";
 import { eq, inArray, sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import worker from "../../functions/api/index.ts";
 import { applyWebhookRetention, webhookRetention } from "../../lib/webhooks/retention.ts";
 import { webhookDeliveries, webhookDeliveryAttempts, webhookEvents } from "../../schema/index.ts";
 import { createProgram, db, unique } from "./harness.ts";
+import { runCron } from "./run-cron.ts";
 import { endpointFor } from "./webhook-harness.ts";
 
 const day = 24 * 60 * 60 * 1000;
@@ -269,13 +267,7 @@ describe("applyWebhookRetention", () => {
     });
     // Earlier tests' leftovers of other files are not this test's concern: run until ours is gone.
     for (let i = 0; i < 5; i++) {
-      const ctx = createExecutionContext();
-      await worker.scheduled(
-        createScheduledController({ cron: "*/5 * * * *", scheduledTime: Date.now() }),
-        env,
-        ctx,
-      );
-      await waitOnExecutionContext(ctx);
+      await runCron();
       if ((await present(seeded)).delivery === 0) return;
     }
     throw new Error("the scheduled run did not delete the delivery");
