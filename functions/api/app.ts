@@ -15,6 +15,7 @@ import { registerDashboard } from "./routes/dashboard/index.tsx";
 import { registerDocs } from "./routes/docs.ts";
 import { registerAnalyticsSources } from "./routes/programs/analytics-sources.ts";
 import { registerApiKeys } from "./routes/programs/api-keys.ts";
+import { registerHeldCommissions } from "./routes/programs/held-commissions.ts";
 import { registerPartnersAndLinks } from "./routes/programs/partners-links.ts";
 import { registerPrograms } from "./routes/programs/programs.ts";
 import { registerReadiness } from "./routes/programs/readiness.ts";
@@ -66,6 +67,7 @@ export function createApp(): OpenAPIHono<AppEnv> {
   registerApiKeys(app);
   registerPartnersAndLinks(app);
   registerWebhookEndpoints(app);
+  registerHeldCommissions(app);
   registerPrograms(app);
   registerTracking(app);
   registerStripeConnect(app);

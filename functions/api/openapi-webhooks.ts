@@ -60,12 +60,14 @@ const dataByType: Record<(typeof webhookEventTypes)[number], { summary: string; 
   },
   "commission.created": { summary: "A sale earned a partner commission", properties: commission },
   "commission.updated": {
-    summary: "A refund, chargeback or payment reversal reduced or cancelled a commission",
+    summary:
+      "A refund, chargeback or payment reversal reduced or cancelled a commission, or a fraud review rejected it",
     properties: {
       ...commission,
-      reason: { type: "string", enum: ["refund", "chargeback"] },
+      reason: { type: "string", enum: ["refund", "chargeback", "fraud_review"] },
       refund: {
-        type: "object",
+        type: ["object", "null"],
+        description: "null for `fraud_review` (the held commission reversed whole, nothing credited)",
         properties: {
           refund_id: nullable(str),
           amount_cents: { ...int, description: "This refund's amount" },

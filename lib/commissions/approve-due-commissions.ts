@@ -4,12 +4,11 @@ import { commissions } from "../../schema/commissions.ts";
 import { saleEvents } from "../../schema/events.ts";
 import { programs } from "../../schema/programs.ts";
 import type { Database } from "../db/client.ts";
-import { columnName, fromDriver } from "../db/columns.ts";
+import { columnName } from "../db/columns.ts";
 import { isGuardFailure, isUniqueViolation } from "../db/errors.ts";
 import { rootLogger } from "../log.ts";
 import type { NotificationMessage } from "../notifications/message.ts";
-import { commissionApprovedWebhookStatement } from "../webhooks/outbox-statements.ts";
-import { creditCommissionStatements } from "./credit.ts";
+import { approveCommissionStatements, commissionApprovedNotification } from "./approve-statements.ts";
 
 interface DueRow extends Record<string, unknown> {
   id: string;
@@ -44,18 +43,7 @@ export async function approveDueCommissions(
     limit ${limit}`);
   const notifications: NotificationMessage[] = [];
   for (const row of due.rows) {
-    const statements = [
-      sql`
-        with approved as (
-          update ${c}
-          set ${columnName(c.status)} = 'approved', ${columnName(c.approvedAt)} = ${at}::timestamptz,
-              ${columnName(c.version)} = ${c.version} + 1, ${columnName(c.updatedAt)} = ${at}::timestamptz
-          where ${c.id} = ${row.id}::bigint and ${c.status} = 'pending' and ${c.version} = ${row.version}::int
-          returning ${c.id})
-        select guard(exists (select 1 from approved), 'commission changed meanwhile')`,
-      ...creditCommissionStatements(sql`${row.id}::bigint`, now),
-      commissionApprovedWebhookStatement(sql`${row.id}::bigint`, at),
-    ];
+    const statements = approveCommissionStatements(row.id, row.version, now);
     try {
       await db.batch(statements.map((s) => db.execute(s)) as [ReturnType<Database["execute"]>]);
     } catch (error) {
@@ -69,18 +57,7 @@ export async function approveDueCommissions(
         continue;
       }
     }
-    notifications.push({
-      recipient_type: "partner",
-      recipient_id: row.partner_id,
-      program_id: row.program_id,
-      kind: "commission_approved",
-      payload: {
-        commission_id: fromDriver(c.id, row.id),
-        amount_cents: fromDriver(c.amountCents, row.amount_cents),
-        currency: row.currency,
-      },
-      dedupe_key: `commission:${row.id}:approved`,
-    });
+    notifications.push(commissionApprovedNotification(row));
   }
   return { approved: notifications.length, notifications };
 }

@@ -76,6 +76,17 @@ export function commissionRefundedWebhookStatement(commissionId: number, refundR
     from ${commissions} ${c}, ${refunds} ${r} where ${c.id} = ${commissionId}::bigint and ${r.id} = ${refundRow}`;
 }
 
+/**
+ * `commission.updated` when a fraud review rejects a held commission (reversed whole), in the shape a refund's
+ * has, its reason `fraud_review` and no refund; one event per commission.
+ */
+export function commissionReviewRejectedWebhookStatement(commissionId: SQL, at: string): SQL {
+  return sql`
+    select webhook_enqueue(${c.programId}, 'commission.updated', 'commission.updated:review:' || ${c.id},
+             ${commissionData} || jsonb_build_object('reason', 'fraud_review', 'refund', null), ${at}::timestamptz)
+    from ${commissions} ${c} where ${c.id} = ${commissionId}`;
+}
+
 /** `commission.approved` when its hold ended (the approval job's transaction). */
 export function commissionApprovedWebhookStatement(commissionId: SQL, at: string): SQL {
   return sql`
