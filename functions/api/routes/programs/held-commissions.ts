@@ -55,9 +55,12 @@ const ReviewedCommissionSchema = z
 
 const ReviewBodySchema = z
   .looseObject({
-    decision: z.unknown().openapi({ type: "string", enum: [...reviewDecisions] }),
+    decision: z
+      .unknown()
+      .optional()
+      .openapi({ type: "string", enum: [...reviewDecisions] }),
   })
-  .openapi("CommissionReviewRequest");
+  .openapi("CommissionReviewRequest", { required: ["decision"] });
 
 const CommissionParams = ProgramIdParam.extend({
   commissionId: z.string().openapi({ param: { name: "commissionId", in: "path" }, example: "7" }),
