@@ -665,6 +665,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/programs/{id}/commissions/held": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Commissions held for fraud review (hold_flagged_commissions)
+         * @description Dashboard sign-in token of a workspace owner or admin (403 `Only a workspace owner or admin can review commissions` for a member). Pending commissions whose sale carries fraud flags, newest first, at most 100.
+         */
+        get: operations["getProgramsIdCommissionsHeld"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/programs/{id}/commissions/{commissionId}/review": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Approve (credit) or reject (reverse) a commission held for fraud review
+         * @description Dashboard sign-in token of a workspace owner or admin (403 `Only a workspace owner or admin can review commissions` for a member). Approve does what the approval job does (credited once, `commission.approved`); reject reverses it whole (nothing was credited, `commission.updated` with reason `fraud_review`). The same decision again answers the same; a different one, or a commission not held, is a 409.
+         */
+        post: operations["postProgramsIdCommissionsCommissionIdReview"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/programs": {
         parameters: {
             query?: never;
@@ -935,7 +975,7 @@ export interface webhooks {
         get?: never;
         put?: never;
         /**
-         * A refund, chargeback or payment reversal reduced or cancelled a commission
+         * A refund, chargeback or payment reversal reduced or cancelled a commission, or a fraud review rejected it
          * @description Sent to every enabled endpoint subscribed to this event, signed per Standard Webhooks, at least once; retried with exponential backoff for three days until the endpoint answers 2xx.
          */
         post: operations["webhookCommissionUpdated"];
@@ -1884,6 +1924,33 @@ export interface components {
             /** @enum {string} */
             delivery_status: "pending" | "succeeded" | "failed" | "cancelled";
             next_attempt_at: string | null;
+        };
+        HeldCommission: {
+            id: number;
+            sale_id: number;
+            partner_id: number;
+            partner_name: string;
+            amount_cents: number;
+            currency: string;
+            fraud_flags: string[];
+            hold_until: string | null;
+            created_at: string;
+        };
+        ReviewedCommission: {
+            id: number;
+            /** @enum {string} */
+            decision: "approve" | "reject";
+            /** @enum {string} */
+            status: "approved" | "reversed";
+            amount_cents: number;
+            deducted_cents: number;
+            currency: string;
+        };
+        CommissionReviewRequest: {
+            /** @enum {string} */
+            decision: "approve" | "reject";
+        } & {
+            [key: string]: unknown;
         };
         NewProgramRequest: {
             name?: string;
@@ -5310,6 +5377,211 @@ export interface operations {
             };
         };
     };
+    getProgramsIdCommissionsHeld: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Program id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The held commissions, newest first */
+            200: {
+                headers: {
+                    /** @description Limit of the bucket */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Request id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            commissions: components["schemas"]["HeldCommission"][];
+                        };
+                    };
+                };
+            };
+            /** @description Sign-in required; an unknown, expired or revoked sign-in token; or a program API key instead of one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description You do not have access to this program (another workspace's program, a program id that does not exist, or no active membership: the same answer); a suspended account (`ACCOUNT_BLOCKED`); a cookie-authenticated write from another origin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description Rate limited; nothing was recorded. `Retry-After` gives the wait in seconds. */
+            429: {
+                headers: {
+                    /** @description Limit of the bucket */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Request id */
+                    "X-Request-ID"?: string;
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimited"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlatformError"];
+                };
+            };
+        };
+    };
+    postProgramsIdCommissionsCommissionIdReview: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Program id */
+                id: string;
+                commissionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CommissionReviewRequest"];
+            };
+        };
+        responses: {
+            /** @description The decided commission */
+            200: {
+                headers: {
+                    /** @description Limit of the bucket */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Request id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            commission: components["schemas"]["ReviewedCommission"];
+                        };
+                    };
+                };
+            };
+            /** @description A field breaks its rule; the message names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description Sign-in required; an unknown, expired or revoked sign-in token; or a program API key instead of one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description You do not have access to this program (another workspace's program, a program id that does not exist, or no active membership: the same answer); a suspended account (`ACCOUNT_BLOCKED`); a cookie-authenticated write from another origin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description Commission not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description This commission is not held for review: it was already decided, or never held */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description The body is larger than 64 KB (65536 bytes); nothing was recorded. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description Rate limited; nothing was recorded. `Retry-After` gives the wait in seconds. */
+            429: {
+                headers: {
+                    /** @description Limit of the bucket */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Request id */
+                    "X-Request-ID"?: string;
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimited"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlatformError"];
+                };
+            };
+        };
+    };
     getPrograms: {
         parameters: {
             query?: never;
@@ -6503,7 +6775,8 @@ export interface operations {
                         hold_until?: string | null;
                         is_test?: boolean;
                         /** @enum {string} */
-                        reason?: "refund" | "chargeback";
+                        reason?: "refund" | "chargeback" | "fraud_review";
+                        /** @description null for `fraud_review` (the held commission reversed whole, nothing credited) */
                         refund?: {
                             refund_id?: string | null;
                             /** @description This refund's amount */
@@ -6512,7 +6785,7 @@ export interface operations {
                             refunded_total_cents?: number;
                             /** @description Taken from the partner's balance by it */
                             deduction_cents?: number;
-                        };
+                        } | null;
                     };
                 };
             };
