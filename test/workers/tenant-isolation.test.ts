@@ -169,6 +169,13 @@ function programRoutes(attack: Attack, who: () => Person): Row[] {
       "GET",
       () => `${base()}/webhooks/${a.webhookEndpointId}/attempts`,
     ],
+    ["GET /api/v1/programs/:id/commissions/held", "GET", () => `${base()}/commissions/held`],
+    [
+      "POST /api/v1/programs/:id/commissions/:commissionId/review",
+      "POST",
+      () => `${base()}/commissions/${a.commissionId}/review`,
+      () => ({ decision: "approve" }),
+    ],
   ];
   return [
     ...rows.map(([route, method, path, body]) => ({
