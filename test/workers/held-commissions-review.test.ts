@@ -262,6 +262,25 @@ describe("deciding commissions held for fraud review", () => {
     },
   );
 
+  it("rate limited like the webhook routes: 30 reads per minute per token, decisions counted apart", async () => {
+    const { p, owner } = await reviewedProgram();
+    const [held] = await heldCommissions(p, [10_000]);
+    const headers = { "CF-Connecting-IP": "10.250.0.2" };
+    for (let i = 0; i < 30; i++)
+      expect((await call("GET", heldPath(p.programId), { token: owner.token, headers })).status).toBe(200);
+    const refused = await call("GET", heldPath(p.programId), { token: owner.token, headers });
+    expect(refused.status).toBe(429);
+    expect(refused.body.error.code).toBe("rate_limited");
+    expect(Number(refused.headers.get("Retry-After"))).toBeGreaterThan(0);
+    const decided = await call("POST", reviewPath(p.programId, held!.commissionId), {
+      token: owner.token,
+      headers,
+      body: { decision: "reject" },
+    });
+    expect(decided.status).toBe(200);
+    expect(decided.headers.get("X-RateLimit-Remaining")).toBe("29");
+  });
+
   it("an admin may decide", async () => {
     const { p, advertiserId } = await reviewedProgram();
     const [held] = await heldCommissions(p, [10_000]);
