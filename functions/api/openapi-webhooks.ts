@@ -78,7 +78,7 @@ const dataByType: Record<(typeof webhookEventTypes)[number], { summary: string; 
     },
   },
   "commission.approved": {
-    summary: "A commission's hold period ended and it was approved",
+    summary: "A commission's hold period ended and it was approved, or a fraud review approved it",
     properties: { ...commission, approved_at: time },
   },
   "link.disabled": {

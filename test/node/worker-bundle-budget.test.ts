@@ -15,8 +15,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 const KB = 1000;
 const workers = [
   { name: "events worker", config: "wrangler.stripe-events.toml", budget: 150 * KB },
-  // 233 KB, plus what the fraud review routes added (2,263 bytes gzipped, measured against the build before them).
-  { name: "API worker", config: "wrangler.toml", budget: 233 * KB + 2_263 },
+  // 233 KB, plus what the fraud review routes added (2,267 bytes gzipped, measured against the build before them).
+  { name: "API worker", config: "wrangler.toml", budget: 233 * KB + 2_267 },
 ] as const;
 
 /** The modules the wrangler `alias` entries replace, matched by the exact relative path their importer uses. */

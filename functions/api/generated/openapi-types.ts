@@ -995,7 +995,7 @@ export interface webhooks {
         get?: never;
         put?: never;
         /**
-         * A commission's hold period ended and it was approved
+         * A commission's hold period ended and it was approved, or a fraud review approved it
          * @description Sent to every enabled endpoint subscribed to this event, signed per Standard Webhooks, at least once; retried with exponential backoff for three days until the endpoint answers 2xx.
          */
         post: operations["webhookCommissionApproved"];
