@@ -14,7 +14,8 @@ import { mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { build, transform } from "esbuild";
+import { transform } from "esbuild";
+import { bundleBrowserScript, templateLiteralText as literal } from "../dev/bundle-browser-script.ts";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 export const DASHBOARD_ENTRY = join(root, "dashboard", "client.ts");
@@ -31,29 +32,13 @@ export interface DashboardBuild {
 }
 
 export async function buildDashboard(): Promise<DashboardBuild> {
-  const result = await build({
-    entryPoints: [DASHBOARD_ENTRY],
-    bundle: true,
-    minify: true,
-    format: "iife",
-    target: "es2020",
-    platform: "browser",
-    charset: "ascii",
-    legalComments: "none",
-    write: false,
-    logLevel: "silent",
-  });
-  const output = result.outputFiles[0];
-  if (!output) throw new Error("dashboard build produced no output");
-  const script = output.text.trim();
+  const script = await bundleBrowserScript(DASHBOARD_ENTRY, "dashboard");
   const uplotCss = createRequire(import.meta.url).resolve("uplot/dist/uPlot.min.css");
   const css = `${await readFile(uplotCss, "utf8")}\n${await readFile(DASHBOARD_STYLE_SOURCE, "utf8")}`;
   const style = (await transform(css, { loader: "css", minify: true, charset: "ascii" })).code.trim();
   const version = createHash("sha256").update(script).update("\0").update(style).digest("hex").slice(0, 12);
   return { script, style, version };
 }
-
-const literal = (text: string) => text.replace(/\\/g, "\\\\").replace(/`/g, "\\`").replace(/\$\{/g, "\\${");
 
 /** The generated module's text: template literals, which the formatter leaves as they are. */
 export function dashboardModuleText({ script, style, version }: DashboardBuild): string {

@@ -8,6 +8,7 @@ import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type LocalStack, PROJECT_ROOT, startLocalStack } from "../../dev/local-stack.ts";
 import type { DemoProgram } from "../../dev/seed.ts";
+import { CHROMIUM, CHROMIUM_ARGS } from "./chromium.ts";
 
 /**
  * The dashboard's Webhooks section in real headless Chromium against the local stack: add an endpoint (its
@@ -15,17 +16,6 @@ import type { DemoProgram } from "../../dev/seed.ts";
  * with the Standard Webhooks library), disable and enable it, rotate its secret, and see a refusal shown.
  */
 
-const CHROMIUM = "/usr/bin/chromium";
-const CHROMIUM_ARGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
 const ARTIFACTS = join(PROJECT_ROOT, ".test-artifacts", "dashboard");
 
 let dataDir: string;

@@ -5,6 +5,7 @@ import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type LocalStack, PROJECT_ROOT, startLocalStack } from "../../dev/local-stack.ts";
 import type { DemoProgram } from "../../dev/seed.ts";
+import { CHROMIUM, CHROMIUM_ARGS } from "./chromium.ts";
 
 /**
  * The dashboard page in real headless Chromium against the local stack (`npm run dev`, in-process): sign in
@@ -13,17 +14,6 @@ import type { DemoProgram } from "../../dev/seed.ts";
  * (git-ignored).
  */
 
-const CHROMIUM = "/usr/bin/chromium";
-const CHROMIUM_ARGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
 const ARTIFACTS = join(PROJECT_ROOT, ".test-artifacts", "dashboard");
 
 let dataDir: string;

@@ -7,6 +7,7 @@ import { type Browser, type BrowserContext, chromium, type Page } from "playwrig
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type LocalStack, startLocalStack } from "../../dev/local-stack.ts";
 import { TRACKER_SOURCE, TRACKER_VERSION } from "../../functions/api/generated/tracker-bundle.ts";
+import { CHROMIUM, CHROMIUM_ARGS } from "./chromium.ts";
 
 /**
  * The browser tracker in real headless Chromium against the local stack (`npm run dev`, in-process): the
@@ -19,18 +20,7 @@ import { TRACKER_SOURCE, TRACKER_VERSION } from "../../functions/api/generated/t
  * `data-timeout-ms` to {@link SHORT_TIMEOUT_MS}.
  */
 
-const CHROMIUM = "/usr/bin/chromium";
-const CHROMIUM_ARGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-  "--host-resolver-rules=MAP *.example.test 127.0.0.1",
-];
+const BROWSER_ARGS = [...CHROMIUM_ARGS, "--host-resolver-rules=MAP *.example.test 127.0.0.1"];
 const DAY = 86_400;
 const SHORT_TIMEOUT_MS = 500;
 
@@ -141,7 +131,7 @@ describe("browser tracker in Chromium", () => {
       "update programs set allowed_origins = allowed_origins || $1::text[] where id = any($2::int[])",
       [origins, [1, 2]],
     );
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: BROWSER_ARGS });
   }, 120_000);
 
   afterEach(async () => {
