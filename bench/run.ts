@@ -472,9 +472,15 @@ async function benchApiConfig(folder: string): Promise<string> {
   const main = /^main = ".*"$/m;
   if (!main.test(config)) throw new Error("wrangler.toml has no main line");
   const path = join(folder, "wrangler.bench.toml");
+  // The copy lives in a temp folder, so every relative path it holds as a value (the assets directory, the
+  // alias targets) is made absolute; the alias keys are module specifiers and stay as they are.
+  const absolute = config.replace(
+    /= "(\.\/[^"]*)"/g,
+    (_, relative: string) => `= ${JSON.stringify(join(PROJECT_ROOT, relative))}`,
+  );
   await writeFile(
     path,
-    config.replace(main, `main = ${JSON.stringify(join(PROJECT_ROOT, "bench/floor-worker.ts"))}`),
+    absolute.replace(main, `main = ${JSON.stringify(join(PROJECT_ROOT, "bench/floor-worker.ts"))}`),
   );
   return path;
 }
