@@ -171,7 +171,7 @@ for (let round = 0; round < rounds; round++) {
     const figures: Figures[][] = targets.map(() => []);
     for (const s of scenarios) {
       const pair = await measurePair(open, s);
-      pair.forEach((f, i) => figures[i]?.push(f));
+      for (const [i, f] of pair.entries()) figures[i]?.push(f);
     }
     for (const [i, t] of targets.entries()) {
       const target = open[i] as OpenTarget;
