@@ -5,9 +5,9 @@
  * service's own use cases and database client (Neon's HTTP driver over the local Neon-protocol endpoint), so
  * every figure includes its round trips. Before measuring, the rollup job catches up as the every-minute
  * cron keeps it in production. `BENCH_ITERATIONS` (default 200) timed runs per query, after 10 unmeasured.
- * `BENCH_ROUNDS` (default 3) rounds, each measuring the small set then the large one back to back, so a burst
- * of load from other work on a shared machine hits both sides alike; the table shows the median over the
- * rounds of each figure.
+ * `BENCH_ROUNDS` (default 3) rounds; in each, every timed run of a query on the small set is followed (or
+ * preceded, alternately) by the same query on the large one, so a burst of load from other work on a shared
+ * machine hits both sides alike; the table shows the median over the rounds of each figure.
  */
 import { parseAnalyticsQuery } from "../lib/analytics/analytics-request.ts";
 import { readKeyAndReach } from "../lib/analytics/analytics-store.ts";
@@ -59,22 +59,15 @@ function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN;
 }
 
-async function measure(run: () => Promise<unknown>): Promise<Figures> {
-  for (let i = 0; i < 10; i++) await run();
-  const times: number[] = [];
-  for (let i = 0; i < iterations; i++) {
-    const started = performance.now();
-    await run();
-    times.push(performance.now() - started);
-  }
-  times.sort((a, b) => a - b);
-  return { p50: percentile(times, 50), p99: percentile(times, 99) };
+/** One data set, opened for a round: its endpoint, database client, bench program and a fresh key. */
+interface OpenTarget {
+  db: Database;
+  close: () => Promise<void>;
+  clicks: number;
+  keyHash: string;
 }
 
-async function benchTarget(
-  url: string,
-  checkExact: boolean,
-): Promise<{ clicks: number; figures: Figures[]; exact: boolean }> {
+async function openTarget(url: string): Promise<OpenTarget> {
   const { db, endpoint } = await openLocalDatabase(url);
   try {
     const program = await endpoint.query(
@@ -95,30 +88,58 @@ async function benchTarget(
       [programId, issued.keyHash, issued.keyPrefix],
     );
     await rollUpAll(db, new Date());
-    const figures: Figures[] = [];
-    for (const s of scenarios) {
-      figures.push(
-        await measure(() =>
-          s.query ? analytics(db, issued.keyHash, s.query) : readiness(db, issued.keyHash),
-        ),
-      );
-    }
-    // Exactness at this size: the 7- and 30-day answers from the rollups equal the answers from raw events.
-    const at = new Date();
-    let exact = true;
-    for (const s of checkExact ? scenarios : []) {
-      if (!s.query || s.query.interval === "last_365_days") continue;
-      const fromRollups = await analytics(db, issued.keyHash, s.query, at, false);
-      const fromRaw = await analytics(db, issued.keyHash, s.query, at, true);
-      exact &&= JSON.stringify(fromRollups) === JSON.stringify(fromRaw);
-    }
-    await endpoint.query("update program_api_keys set revoked_at = now() where key_hash = $1", [
-      issued.keyHash,
-    ]);
-    return { clicks, figures, exact };
-  } finally {
+    return {
+      db,
+      clicks,
+      keyHash: issued.keyHash,
+      close: async () => {
+        await endpoint.query("update program_api_keys set revoked_at = now() where key_hash = $1", [
+          issued.keyHash,
+        ]);
+        await endpoint.close();
+      },
+    };
+  } catch (error) {
     await endpoint.close();
+    throw error;
   }
+}
+
+const run = (t: OpenTarget, s: (typeof scenarios)[number]) =>
+  s.query ? analytics(t.db, t.keyHash, s.query) : readiness(t.db, t.keyHash);
+
+/**
+ * One scenario on both sets, side by side: each iteration times the small set and the large one back to back
+ * (in alternating order), so a burst of load from other work on a shared machine hits both alike.
+ */
+async function measurePair(pair: readonly OpenTarget[], s: (typeof scenarios)[number]): Promise<Figures[]> {
+  for (let i = 0; i < 10; i++) for (const t of pair) await run(t, s);
+  const times: number[][] = pair.map(() => []);
+  for (let i = 0; i < iterations; i++) {
+    const order = i % 2 === 0 ? pair.map((_, j) => j) : pair.map((_, j) => pair.length - 1 - j);
+    for (const j of order) {
+      const started = performance.now();
+      await run(pair[j] as OpenTarget, s);
+      times[j]?.push(performance.now() - started);
+    }
+  }
+  return times.map((list) => {
+    list.sort((a, b) => a - b);
+    return { p50: percentile(list, 50), p99: percentile(list, 99) };
+  });
+}
+
+/** Exactness at this size: the 7- and 30-day answers from the rollups equal the answers from raw events. */
+async function exactAt(t: OpenTarget): Promise<boolean> {
+  const at = new Date();
+  let exact = true;
+  for (const s of scenarios) {
+    if (!s.query || s.query.interval === "last_365_days") continue;
+    const fromRollups = await analytics(t.db, t.keyHash, s.query, at, false);
+    const fromRaw = await analytics(t.db, t.keyHash, s.query, at, true);
+    exact &&= JSON.stringify(fromRollups) === JSON.stringify(fromRaw);
+  }
+  return exact;
 }
 
 async function readiness(db: Database, keyHash: string) {
@@ -144,12 +165,24 @@ async function analytics(
 type Result = { label: string; clicks: number; figures: Figures[]; exact: boolean };
 const perRound: Result[][] = targets.map(() => []);
 for (let round = 0; round < rounds; round++) {
-  for (const [i, t] of targets.entries()) {
-    const result = { label: t.label, ...(await benchTarget(t.url, round === rounds - 1)) };
-    perRound[i]?.push(result);
-    console.log(
-      `round ${round + 1}/${rounds} ${t.label}: p50 ${result.figures.map((f) => f.p50.toFixed(1)).join(" / ")} ms`,
-    );
+  const open: OpenTarget[] = [];
+  try {
+    for (const t of targets) open.push(await openTarget(t.url));
+    const figures: Figures[][] = targets.map(() => []);
+    for (const s of scenarios) {
+      const pair = await measurePair(open, s);
+      pair.forEach((f, i) => figures[i]?.push(f));
+    }
+    for (const [i, t] of targets.entries()) {
+      const target = open[i] as OpenTarget;
+      const exact = round === rounds - 1 ? await exactAt(target) : true;
+      perRound[i]?.push({ label: t.label, clicks: target.clicks, figures: figures[i] ?? [], exact });
+      console.log(
+        `round ${round + 1}/${rounds} ${t.label}: p50 ${(figures[i] ?? []).map((f) => f.p50.toFixed(1)).join(" / ")} ms`,
+      );
+    }
+  } finally {
+    for (const t of open) await t.close();
   }
 }
 const median = (values: number[]) => {

@@ -27,6 +27,14 @@ export const partialGrains = ["day_partial", "month_partial"] as const;
 export type PartialGrain = (typeof partialGrains)[number];
 
 /**
+ * The hour under way (migration 0023): [`tail_from`, `tail_until`) summed by the every-minute job from the
+ * previous set and the raw events since, keyed by `tail_until` (the END of what it covers, a whole minute
+ * that ended two minutes ago). It is valid while `tail_from` equals `hours_until`; a range ending now then
+ * reads the last couple of minutes raw instead of up to an hour. Sets older than ten minutes are deleted.
+ */
+export const tailGrain = "hour_partial";
+
+/**
  * Pre-aggregated analytics of live (non-test) events: one row per program, dimension, grain (UTC hour, UTC
  * day, UTC month), bucket, dimension value ('' when the event has none: the "(direct)" row) and currency
  * ('' for clicks and leads, which carry no money). Written only by the scheduled rollup job and the rebuild
@@ -37,7 +45,7 @@ export const analyticsRollups = pgTable(
   {
     programId: integer("program_id").notNull(),
     dimension: text("dimension").notNull(),
-    grain: text("grain", { enum: [...rollupGrains, ...partialGrains] }).notNull(),
+    grain: text("grain", { enum: [...rollupGrains, ...partialGrains, tailGrain] }).notNull(),
     bucketStart: timestamp("bucket_start", { withTimezone: true }).notNull(),
     value: text("value").notNull(),
     currency: text("currency").notNull(),
@@ -54,7 +62,7 @@ export const analyticsRollups = pgTable(
     primaryKey({ columns: [t.programId, t.dimension, t.grain, t.bucketStart, t.value, t.currency] }),
     check(
       "analytics_rollups_grain_valid",
-      sql`${t.grain} in ('hour', 'day', 'month', 'day_partial', 'month_partial')`,
+      sql`${t.grain} in ('hour', 'day', 'month', 'day_partial', 'month_partial', 'hour_partial')`,
     ),
     index("analytics_rollups_grain_bucket_idx").on(t.grain, t.bucketStart),
   ],
@@ -76,6 +84,10 @@ export const analyticsRollupProgress = pgTable(
     monthsUntil: timestamp("months_until", { withTimezone: true }).notNull(),
     /** The `hours_until` whose partial rows (`day_partial`, `month_partial`) are written; null: none yet. */
     partialsUntil: timestamp("partials_until", { withTimezone: true }),
+    /** The `hours_until` the written `hour_partial` set starts at; null: none yet. */
+    tailFrom: timestamp("tail_from", { withTimezone: true }),
+    /** The end of the written `hour_partial` set, and its key; null: none yet. */
+    tailUntil: timestamp("tail_until", { withTimezone: true }),
     updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [

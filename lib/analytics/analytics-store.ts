@@ -29,7 +29,7 @@ export async function readKeyAndReach(
     db.execute(apiKeyRecordQuery(keyHash)),
     db.execute(sql`
       select ${g.hoursUntil} as hours_until, ${g.daysUntil} as days_until, ${g.monthsUntil} as months_until,
-             ${g.partialsUntil} as partials_until
+             ${g.partialsUntil} as partials_until, ${g.tailFrom} as tail_from, ${g.tailUntil} as tail_until
       from ${g}
       where ${g.programId} = (select ${k.programId} from ${k} where ${k.keyHash} = ${keyHash}::text and ${k.revokedAt} is null)`),
   ]);
@@ -41,6 +41,8 @@ export async function readKeyAndReach(
       daysUntil: fromDriverOrNull(g.daysUntil, reach.days_until),
       monthsUntil: fromDriverOrNull(g.monthsUntil, reach.months_until),
       partialsUntil: fromDriverOrNull(g.partialsUntil, reach.partials_until),
+      tailFrom: fromDriverOrNull(g.tailFrom, reach.tail_from),
+      tailUntil: fromDriverOrNull(g.tailUntil, reach.tail_until),
     },
   };
 }

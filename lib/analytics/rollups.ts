@@ -1,6 +1,11 @@
 import { type SQL, sql } from "drizzle-orm";
 import { alias } from "drizzle-orm/pg-core";
-import { analyticsDimensions, analyticsRollupProgress, analyticsRollups } from "../../schema/analytics.ts";
+import {
+  analyticsDimensions,
+  analyticsRollupProgress,
+  analyticsRollups,
+  tailGrain,
+} from "../../schema/analytics.ts";
 import { commissions } from "../../schema/commissions.ts";
 import { clickEvents, leadEvents, saleEvents } from "../../schema/events.ts";
 import { programs } from "../../schema/programs.ts";
@@ -23,6 +28,10 @@ export const defaultMaxHoursPerRun = 24 * 31;
 const rollupLockKey = 7_301_215_001;
 
 const hourMs = 3_600_000;
+const minuteMs = 60_000;
+
+/** `hour_partial` sets older than this are deleted: a reader that read the progress just before still finds its set. */
+const tailSetKeptMs = 10 * minuteMs;
 
 export interface RollupOptions {
   /** Only these programs (the rebuild of one program, tests); default every program. */
@@ -71,6 +80,14 @@ export function rollupTarget(now: Date): Date {
 }
 
 /**
+ * The end of the hour-under-way set a run at `now` may write: the last whole minute that ended
+ * `rollupSettleMs` ago (the same allowance for requests in flight as the hours get).
+ */
+export function tailTarget(now: Date): Date {
+  return new Date(Math.floor((now.getTime() - rollupSettleMs) / minuteMs) * minuteMs);
+}
+
+/**
  * One run of the rollup job, in one transaction (one batch) that holds the rollup lock from its first
  * statement, so two overlapping runs never roll an hour twice: the second waits, then finds the hours done.
  * The rows are plain inserts under the primary key, so even without the lock a second copy of an hour
@@ -85,6 +102,11 @@ export function rollupTarget(now: Date): Date {
  * 4. When `hours_until` moved (or the set is missing), the partial rows of the day and the month under way
  *    are summed from the hourly and daily rows and keyed by `hours_until` (`partials_until` marks them
  *    written), and sets older than two hours are deleted.
+ * 5. For a program whose hours have reached the target, the hour under way up to the tail target
+ *    (`tailTarget`) is summed into `hour_partial` rows keyed by that minute: the previous set, when it still
+ *    starts at `hours_until`, plus the raw events since it (so each event is read about once, not once a
+ *    minute); otherwise from `hours_until`. `tail_from`/`tail_until` mark the set written; sets older than
+ *    ten minutes are deleted.
  *
  * Refunds and commissions are facts at their own time, so a refund of an old sale lands in the hour it
  * arrived in, which is not rolled up yet: no past row ever changes.
@@ -106,6 +128,7 @@ export async function rollUpAnalytics(
            least(${target}::timestamptz, ${g.hoursUntil} + ${maxHours}::int * interval '1 hour') as to_at
     from ${g}
     where ${g.hoursUntil} < ${target}::timestamptz and ${inScope(sql`${g.programId}`)}`;
+  const tailUntil = tailTarget(now).toISOString();
   const results = await db.batch([
     db.execute(sql`select pg_advisory_xact_lock(${rollupLockKey}::bigint)`),
     db.execute(sql`
@@ -212,6 +235,45 @@ export async function rollUpAnalytics(
         returning 1)
       select (select count(*) from moved) as programs,
              (select count(*) from day_partial) + (select count(*) from month_partial) as rows,
+             (select count(*) from gone) as removed`),
+    db.execute(sql`
+      with w as (
+        select ${g.programId} as program_id, ${g.hoursUntil} as from_at, ${tailUntil}::timestamptz as to_at,
+               -- The previous set still counts from hours_until: carry it over and read only what came since.
+               case when ${g.tailFrom} = ${g.hoursUntil} and ${g.tailUntil} < ${tailUntil}::timestamptz
+                    then ${g.tailUntil} end as carried_until
+        from ${g}
+        where ${g.hoursUntil} = ${target}::timestamptz and ${g.hoursUntil} < ${tailUntil}::timestamptz
+          and ${g.tailUntil} is distinct from ${tailUntil}::timestamptz and ${inScope(sql`${g.programId}`)}),
+      tail as (
+        ${rollupInsert}
+        select program_id, dimension, ${tailGrain}::text, to_at, value, currency, ${summedMeasures}
+        from (
+          select w.program_id, w.to_at, ${r.dimension} as dimension, ${r.value} as value, ${r.currency} as currency,
+                 ${sql.raw(measureColumns.map((m) => `r.${m}`).join(", "))}
+          from w join ${analyticsRollups} ${r}
+            on ${r.programId} = w.program_id and ${r.grain} = ${tailGrain} and ${r.bucketStart} = w.carried_until
+          union all
+          select w.program_id, w.to_at, d.dimension, d.value, f.currency, ${sql.raw(measureColumns.map((m) => `f.${m}`).join(", "))}
+          from w
+          cross join lateral (${scopedEventFacts({
+            program: (column) => sql`${column} = w.program_id`,
+            time: (column) => sql`${column} >= coalesce(w.carried_until, w.from_at) and ${column} < w.to_at`,
+          })}) f
+          cross join lateral (values ${dimensions}) d(dimension, value)
+        ) u
+        group by program_id, dimension, to_at, value, currency
+        returning 1),
+      gone as (
+        delete from ${analyticsRollups} using w
+        where ${analyticsRollups.programId} = w.program_id and ${analyticsRollups.grain} = ${tailGrain}
+          and ${analyticsRollups.bucketStart} < w.to_at - ${`${tailSetKeptMs} milliseconds`}::interval
+        returning 1),
+      moved as (
+        update ${g} set ${columnName(g.tailFrom)} = w.from_at, ${columnName(g.tailUntil)} = w.to_at
+        from w where ${g.programId} = w.program_id
+        returning 1)
+      select (select count(*) from moved) as programs, (select count(*) from tail) as rows,
              (select count(*) from gone) as removed`),
   ]);
   const counts = results.slice(2).map((r) => r.rows[0] as { programs: unknown; rows: unknown });

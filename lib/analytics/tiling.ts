@@ -1,4 +1,4 @@
-import type { PartialGrain, RollupGrain } from "../../schema/analytics.ts";
+import type { PartialGrain, RollupGrain, tailGrain } from "../../schema/analytics.ts";
 
 /** How far each grain of rollups reaches (null: not at all yet). */
 export interface RollupReach {
@@ -11,10 +11,16 @@ export interface RollupReach {
    * [`monthsUntil`, `daysUntil`) as one bucket each.
    */
   partialsUntil?: Date | null;
+  /**
+   * The written `hour_partial` set covers [`tailFrom`, `tailUntil`) and is keyed by `tailUntil` (absent or
+   * null: none). Only when `tailFrom` equals `hoursUntil` may a range read the hour under way from it.
+   */
+  tailFrom?: Date | null;
+  tailUntil?: Date | null;
 }
 
 export interface Segment {
-  source: RollupGrain | PartialGrain | "raw";
+  source: RollupGrain | PartialGrain | typeof tailGrain | "raw";
   from: Date;
   to: Date;
   /** A partial segment's rows are keyed by the `hours_until` they were summed at, given here. */
@@ -47,7 +53,9 @@ function floorHour(at: Date): Date {
  * offset's half hours, and whatever the rollup job has not reached yet). Consecutive pieces of one source
  * are merged, so a range has at most a handful of segments whatever its length. Where the partial rows are
  * written, the month under way and the day under way are one piece each (`month_partial`, `day_partial`):
- * a range ending now reads two buckets for them, not up to 30 daily and 23 hourly ones.
+ * a range ending now reads two buckets for them, not up to 30 daily and 23 hourly ones. Where the
+ * `hour_partial` set is written, the hour under way up to `tailUntil` is one more piece, and only the last
+ * couple of minutes are read raw.
  */
 export function tileRange(from: Date, to: Date, reach: RollupReach): Segment[] {
   const limits: Record<RollupGrain, number> = {
@@ -77,7 +85,20 @@ export function tileRange(from: Date, to: Date, reach: RollupReach): Segment[] {
         { source: "day_partial", from: reach.daysUntil, to: reach.hoursUntil },
       ]
     : [];
+  const tail =
+    reach.tailFrom &&
+    reach.tailUntil &&
+    reach.hoursUntil &&
+    reach.tailFrom.getTime() === reach.hoursUntil.getTime() &&
+    reach.tailUntil.getTime() > reach.hoursUntil.getTime()
+      ? { from: reach.tailFrom, to: reach.tailUntil }
+      : null;
   while (cursor.getTime() < end) {
+    if (tail && tail.from.getTime() === cursor.getTime() && tail.to.getTime() <= end) {
+      segments.push({ source: "hour_partial", from: cursor, to: tail.to, key: tail.to });
+      cursor = tail.to;
+      continue;
+    }
     const partial = partials.find(
       (p) =>
         p.from &&

@@ -202,6 +202,8 @@ export async function readPerformance(
       daysUntil: analyticsRollupProgress.daysUntil,
       monthsUntil: analyticsRollupProgress.monthsUntil,
       partialsUntil: analyticsRollupProgress.partialsUntil,
+      tailFrom: analyticsRollupProgress.tailFrom,
+      tailUntil: analyticsRollupProgress.tailUntil,
     })
     .from(analyticsRollupProgress)
     .where(eq(analyticsRollupProgress.programId, programId));
@@ -210,6 +212,8 @@ export async function readPerformance(
     daysUntil: progress?.daysUntil ?? null,
     monthsUntil: progress?.monthsUntil ?? null,
     partialsUntil: progress?.partialsUntil ?? null,
+    tailFrom: progress?.tailFrom ?? null,
+    tailUntil: progress?.tailUntil ?? null,
   };
   const [sources, seriesRows] = await Promise.all([
     readSources(db, {

@@ -38,7 +38,7 @@ export function databaseFor(config: Config): Database {
  * entry point imports the driver package for its `neon()` and type parsers, so it would bring the driver
  * back into the bundle. Its session (the part that talks to the client) is used as it is.
  */
-function drizzleOverHttp(connectionString: string): Database {
+export function drizzleOverHttp(connectionString: string): Database {
   const client = sqlOverHttp(connectionString) as unknown as NeonQueryFunction<false, false>;
   const dialect = new PgDialect();
   const tables = extractTablesRelationalConfig(schema, createTableRelationsHelpers);

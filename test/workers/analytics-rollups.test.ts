@@ -3,7 +3,13 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { parseAnalyticsQuery } from "../../lib/analytics/analytics-request.ts";
 import { readKeyAndReach } from "../../lib/analytics/analytics-store.ts";
 import { readAnalytics } from "../../lib/analytics/read-analytics.ts";
-import { rebuildRollups, rollUpAll, rollUpAnalytics, rollupTarget } from "../../lib/analytics/rollups.ts";
+import {
+  rebuildRollups,
+  rollUpAll,
+  rollUpAnalytics,
+  rollupTarget,
+  tailTarget,
+} from "../../lib/analytics/rollups.ts";
 import { sha256Hex } from "../../lib/auth/api-keys.ts";
 import { analyticsRollupProgress, referralLinks, refunds, saleEvents } from "../../schema/index.ts";
 import { type ExpectedFact, expectedBySource, insertAnalyticsDataSet } from "./analytics-fixture.ts";
@@ -144,6 +150,10 @@ describe("analytics rollups", () => {
       new Date(Date.UTC(target.getUTCFullYear(), target.getUTCMonth(), 1)).toISOString(),
     );
     const grains = new Set((await rollupRows(p.programId)).map((r) => r.grain));
+    // The hour under way is summed up to the tail target when a live event falls in it.
+    const tailHasEvents = facts.some(
+      (f) => f.live && f.at.getTime() >= target.getTime() && f.at.getTime() < tailTarget(now).getTime(),
+    );
     // A partial set exists only while its period is under way with something complete in it: none for the
     // day in its first hour (no complete hour yet), none for the month on its first day (no complete day).
     const hoursUntil = progress?.hoursUntil.getTime() ?? 0;
@@ -154,6 +164,7 @@ describe("analytics rollups", () => {
         "day",
         ...(hoursUntil > daysUntil ? ["day_partial"] : []),
         "hour",
+        ...(tailHasEvents ? ["hour_partial"] : []),
         "month",
         ...(daysUntil > monthsUntil ? ["month_partial"] : []),
       ].sort(),
@@ -247,6 +258,97 @@ describe("analytics rollups", () => {
     await rollUpAll(db, new Date(now.getTime() + 3 * hour), { programIds: [other.p.programId] });
     const fourth = rollupTarget(new Date(now.getTime() + 3 * hour)).toISOString();
     expect(new Set(await keysOf())).toEqual(new Set([second, fourth]));
+  });
+
+  it("the hour under way: summed each minute from the previous set and the events since, read at once", async () => {
+    // An hour in the past, so the test picks its minutes: H is not rolled up at H + 24 min, whose tail target
+    // is H + 22 min.
+    const h = new Date(rollupTarget(now).getTime() - hour);
+    const at = (minutes: number) => new Date(h.getTime() + minutes * 60_000);
+    const q = await createProgram();
+    const links = await db.select().from(referralLinks).where(inArray(referralLinks.shortLink, q.links));
+    const linkIds = q.links.map((code) => links.find((l) => l.shortLink === code)?.id as number) as [
+      number,
+      number,
+    ];
+    const qFacts = await insertAnalyticsDataSet(q, linkIds, {
+      seed: 20261128,
+      clicks: 120,
+      from: new Date(h.getTime() - 3 * day),
+      to,
+      boundaries: [at(5), at(21), at(22), at(30), at(43)],
+    });
+    const liveClicks = (a: number, b: number) =>
+      qFacts
+        .filter((f) => f.live && f.at.getTime() >= at(a).getTime() && f.at.getTime() < at(b).getTime())
+        .reduce((n, f) => n + f.clicks, 0);
+    const tailSets = async () => {
+      const rows = (await rollupRows(q.programId)).filter((r) => r.grain === "hour_partial");
+      const sets = new Map<string, number>();
+      for (const r of rows.filter((r) => r.dimension === "partner")) {
+        const key = new Date(String(r.bucket_start)).toISOString();
+        sets.set(key, (sets.get(key) ?? 0) + Number(r.clicks));
+      }
+      return sets;
+    };
+    /** Analytics by partner from three days before H to `end`, through the rollups or raw. */
+    const answer = async (end: Date, mode: "rollups" | "raw" = "rollups") => {
+      const { key: record, reach } = await readKeyAndReach(db, await sha256Hex(q.apiKey));
+      const parsed = parseAnalyticsQuery(
+        { group_by: "partner", start: new Date(h.getTime() - 2 * day).toISOString(), end: end.toISOString() },
+        end,
+      );
+      if (!record || !parsed.ok) throw new Error("bad key or query");
+      const none = { hoursUntil: null, daysUntil: null, monthsUntil: null };
+      return readAnalytics(db, record.programId, parsed.query, mode === "raw" ? none : reach);
+    };
+
+    // At H + 24 min: the hours reach H, and [H, H + 22 min) is one set keyed by its end.
+    await rollUpAll(db, at(24), { programIds: [q.programId] });
+    let progress = await progressOf(q.programId);
+    expect(progress?.hoursUntil.toISOString()).toBe(h.toISOString());
+    expect(progress?.tailFrom?.toISOString()).toBe(h.toISOString());
+    expect(progress?.tailUntil?.toISOString()).toBe(at(22).toISOString());
+    expect(liveClicks(0, 22)).toBeGreaterThan(0);
+    expect(await tailSets()).toEqual(new Map([[at(22).toISOString(), liveClicks(0, 22)]]));
+    expect(await answer(at(24))).toEqual(await answer(at(24), "raw"));
+    // The answer reads the set: a changed row shows.
+    const bump = (delta: number) =>
+      db.execute(sql`
+        update analytics_rollups set clicks = clicks + ${delta}::int
+        where program_id = ${q.programId}::int and grain = 'hour_partial' and dimension = 'partner'
+          and bucket_start = ${at(22).toISOString()}::timestamptz and currency = ''
+          and value = (select min(value) from analytics_rollups where program_id = ${q.programId}::int
+                         and grain = 'hour_partial' and dimension = 'partner' and currency = ''
+                         and bucket_start = ${at(22).toISOString()}::timestamptz)`);
+    await bump(1000);
+    expect((await answer(at(24))).totals.clicks).toBe((await answer(at(24), "raw")).totals.clicks + 1000);
+
+    // At H + 45 min: the new set is the previous one (still bumped: it is carried, not re-read) plus the
+    // events of [H + 22 min, H + 43 min); the previous set, older than ten minutes, is deleted.
+    await rollUpAll(db, at(45), { programIds: [q.programId] });
+    expect(await tailSets()).toEqual(new Map([[at(43).toISOString(), liveClicks(0, 43) + 1000]]));
+    // A rebuild sums the set from the raw events again.
+    await rebuildRollups(db, at(45), { programIds: [q.programId] });
+    expect(await tailSets()).toEqual(new Map([[at(43).toISOString(), liveClicks(0, 43)]]));
+    // A minute later, both sets are kept (a reader may hold the progress of the one before).
+    await rollUpAll(db, at(46), { programIds: [q.programId] });
+    expect(await tailSets()).toEqual(
+      new Map([
+        [at(43).toISOString(), liveClicks(0, 43)],
+        [at(44).toISOString(), liveClicks(0, 44)],
+      ]),
+    );
+    expect(await answer(at(46))).toEqual(await answer(at(46), "raw"));
+
+    // The next hour: H is rolled up, and the set starts again at H + 1 h from the raw events.
+    await rollUpAll(db, at(70), { programIds: [q.programId] });
+    progress = await progressOf(q.programId);
+    expect(progress?.hoursUntil.toISOString()).toBe(at(60).toISOString());
+    expect(progress?.tailFrom?.toISOString()).toBe(at(60).toISOString());
+    expect(progress?.tailUntil?.toISOString()).toBe(at(68).toISOString());
+    expect((await tailSets()).get(at(68).toISOString()) ?? 0).toBe(liveClicks(60, 68));
+    expect(await answer(at(70))).toEqual(await answer(at(70), "raw"));
   });
 
   it("a program without events gets no progress row; the job leaves other programs alone", async () => {

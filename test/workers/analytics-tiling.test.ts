@@ -59,6 +59,33 @@ describe("tileRange: exact cover of a range with the coarsest rollups available"
     ]);
   });
 
+  it("with the hour under way written: one more bucket, and only the last minutes raw", () => {
+    const withTail = {
+      ...reach,
+      partialsUntil: reach.hoursUntil,
+      tailFrom: reach.hoursUntil,
+      tailUntil: t("2026-11-23T15:40:00Z"),
+    };
+    const segments = tileRange(t("2026-11-17T00:00:00Z"), t("2026-11-23T15:42:10Z"), withTail);
+    expect(view(segments)).toEqual([
+      "day 2026-11-17T00:00:00.000Z 2026-11-23T00:00:00.000Z",
+      "day_partial 2026-11-23T00:00:00.000Z 2026-11-23T15:00:00.000Z",
+      "hour_partial 2026-11-23T15:00:00.000Z 2026-11-23T15:40:00.000Z",
+      "raw 2026-11-23T15:40:00.000Z 2026-11-23T15:42:10.000Z",
+    ]);
+    expect(segments[2]?.key?.toISOString()).toBe("2026-11-23T15:40:00.000Z");
+    // A range ending before the set's end cannot use it; nor a set that starts at another hour.
+    expect(view(tileRange(t("2026-11-23T14:00:00Z"), t("2026-11-23T15:30:00Z"), withTail))).toEqual([
+      "hour 2026-11-23T14:00:00.000Z 2026-11-23T15:00:00.000Z",
+      "raw 2026-11-23T15:00:00.000Z 2026-11-23T15:30:00.000Z",
+    ]);
+    const stale = { ...withTail, tailFrom: t("2026-11-23T14:00:00Z") };
+    expect(view(tileRange(t("2026-11-23T14:00:00Z"), t("2026-11-23T15:42:10Z"), stale))).toEqual([
+      "hour 2026-11-23T14:00:00.000Z 2026-11-23T15:00:00.000Z",
+      "raw 2026-11-23T15:00:00.000Z 2026-11-23T15:42:10.000Z",
+    ]);
+  });
+
   it("nothing rolled up yet: one raw segment", () => {
     const none = { hoursUntil: null, daysUntil: null, monthsUntil: null };
     expect(view(tileRange(t("2026-01-01T00:00:00Z"), t("2026-03-01T00:00:00Z"), none))).toEqual([
