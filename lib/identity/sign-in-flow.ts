@@ -1,9 +1,10 @@
 import type { IdentityConfig } from "../config/env.ts";
 import type { Database } from "../db/client.ts";
 import type { PersonRefusal } from "./identity-errors.ts";
+import { issuerMetadata } from "./issuer-discovery.ts";
 import { issuerKeys } from "./issuer-keys.ts";
 import { consumeOauthState, newState, saveOauthState } from "./oauth-state-store.ts";
-import { oidc, oidcConfiguration } from "./oidc-client.ts";
+import { authorizationCode, authorizationUrl, exchangeCode, randomToken } from "./oidc-client.ts";
 import { resolvePerson } from "./resolve-person.ts";
 import { verifyIdToken } from "./verify-id-token.ts";
 
@@ -18,19 +19,12 @@ export async function startSignIn(
   redirectUri: string,
   now: Date,
 ): Promise<{ authorizationUrl: string; state: string }> {
-  const configuration = await oidcConfiguration(identity);
+  const metadata = await issuerMetadata(identity);
   const state = newState();
-  const nonce = oidc.randomNonce();
-  const codeVerifier = oidc.randomPKCECodeVerifier();
+  const nonce = randomToken();
+  const codeVerifier = randomToken();
   await saveOauthState(db, state, { purpose: "sign_in", nonce, codeVerifier }, now);
-  const url = oidc.buildAuthorizationUrl(configuration, {
-    redirect_uri: redirectUri,
-    scope: "openid email",
-    state,
-    nonce,
-    code_challenge: await oidc.calculatePKCECodeChallenge(codeVerifier),
-    code_challenge_method: "S256",
-  });
+  const url = await authorizationUrl(metadata, identity, { redirectUri, state, nonce, codeVerifier });
   return { authorizationUrl: url.href, state };
 }
 
@@ -51,26 +45,23 @@ export async function finishSignIn(
   if (!flow?.nonce || !flow.codeVerifier) return { ok: false, reason: "state_invalid" };
   if (callbackUrl.searchParams.has("error")) return { ok: false, reason: "provider_refused" };
 
-  const configuration = await oidcConfiguration(identity);
-  let idToken: string | undefined;
-  try {
-    const tokens = await oidc.authorizationCodeGrant(configuration, callbackUrl, {
-      pkceCodeVerifier: flow.codeVerifier,
-      expectedState: state,
-      expectedNonce: flow.nonce,
-      idTokenExpected: true,
-    });
-    idToken = tokens.id_token;
-  } catch {
-    return { ok: false, reason: "provider_refused" };
-  }
-  if (!idToken) return { ok: false, reason: "id_token_invalid" };
-  // openid-client checked the claims; the signature is checked here too, against the issuer's keys.
-  const verdict = await verifyIdToken(idToken, {
+  const metadata = await issuerMetadata(identity);
+  const authorization = authorizationCode(metadata, callbackUrl.searchParams);
+  if (!authorization.ok) return authorization;
+  // The redirect URI the authorization request named: this callback's URL without its query.
+  const redirectUri = `${callbackUrl.origin}${callbackUrl.pathname}`;
+  const tokens = await exchangeCode(metadata, identity, {
+    code: authorization.code,
+    redirectUri,
+    codeVerifier: flow.codeVerifier,
+  });
+  if (!tokens.ok) return tokens;
+  const verdict = await verifyIdToken(tokens.idToken, {
     issuer: identity.issuer,
     audience: identity.clientId,
     keys: await issuerKeys(identity),
     nonce: flow.nonce,
+    algorithms: metadata.idTokenAlgorithms,
     now,
   });
   if (!verdict.ok) return { ok: false, reason: "id_token_invalid" };

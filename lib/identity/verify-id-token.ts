@@ -1,8 +1,9 @@
 import { createRemoteJWKSet, errors, type JWTVerifyGetKey, jwtVerify } from "jose";
 
 /**
- * Verifies an OpenID Connect ID token with `jose` against the issuer's published keys: signature, `iss`,
- * `aud`, `exp` and `iat` (with a small clock skew), and `nonce` when the flow set one. Returns the person's
+ * Verifies an OpenID Connect ID token with `jose` against the issuer's published keys: signature (and its
+ * algorithm when the issuer announced them), `iss`, `aud` (and `azp` when there are several audiences), `exp`
+ * and `iat` (with a small clock skew), and `nonce` when the flow set one. Returns the person's
  * provider email facts, or a typed reason; never an HTTP error.
  */
 export interface IdTokenClaims {
@@ -21,6 +22,8 @@ export interface IdTokenExpectations {
   keys: JWTVerifyGetKey;
   /** The nonce the flow sent in its authorization request; omitted when the flow sent none. */
   nonce?: string;
+  /** The signing algorithms the issuer announced (discovery); omitted: any the issuer's keys allow. */
+  algorithms?: string[];
   now: Date;
 }
 
@@ -39,18 +42,23 @@ export async function verifyIdToken(token: string, expect: IdTokenExpectations):
       maxTokenAge: ID_TOKEN_MAX_AGE_SECONDS,
       currentDate: expect.now,
       requiredClaims: ["sub", "iat", "exp"],
+      ...(expect.algorithms ? { algorithms: expect.algorithms } : {}),
     }));
   } catch (error) {
     if (error instanceof errors.JWTExpired) return { ok: false, reason: "expired_id_token" };
     return { ok: false, reason: "invalid_id_token" };
   }
+  if (typeof payload.sub !== "string") return { ok: false, reason: "invalid_id_token" };
+  // OIDC Core 3.1.3.7: a token for several audiences names the one it was issued to (azp), which must be us.
+  if (Array.isArray(payload.aud) && payload.aud.length > 1 && payload.azp !== expect.audience)
+    return { ok: false, reason: "invalid_id_token" };
   if (expect.nonce !== undefined && payload.nonce !== expect.nonce)
     return { ok: false, reason: "nonce_mismatch" };
   const email =
     typeof payload.email === "string" && payload.email.trim() !== "" ? payload.email.trim() : null;
   // Some providers send the flag as the string "true".
   const emailVerified = payload.email_verified === true || payload.email_verified === "true";
-  return { ok: true, claims: { subject: String(payload.sub), email, emailVerified } };
+  return { ok: true, claims: { subject: payload.sub, email, emailVerified } };
 }
 
 // Per isolate: jose caches the fetched key set and refetches on an unknown `kid` (key rotation).

@@ -1,6 +1,8 @@
 import { SELF } from "cloudflare:test";
-import { sql } from "drizzle-orm";
-import { describe, expect, it } from "vitest";
+import { eq, sql } from "drizzle-orm";
+import { describe, expect, inject, it } from "vitest";
+import { sha256Hex } from "../../lib/auth/api-keys.ts";
+import { oauthStates } from "../../schema/accounts.ts";
 import { users } from "../../schema/index.ts";
 import {
   BASE,
@@ -114,5 +116,78 @@ describe("dashboard sign-in through the local OpenID provider", () => {
     expect(out.status).toBe(200);
     expect(out.headers.get("Set-Cookie")).toMatch(/Max-Age=0/);
     expect((await call("GET", "/api/v1/auth/session", { cookie })).status).toBe(401);
+  });
+});
+
+describe("the sign-in's OpenID client against the local provider", () => {
+  const oidc = inject("oidc");
+
+  /** Starts a sign-in and signs in at the provider; returns the provider's redirect back and the state cookie. */
+  async function backFromProvider(): Promise<{ back: URL; state: string }> {
+    const start = await SELF.fetch(`${BASE}/api/v1/auth/sign-in`, { redirect: "manual" });
+    const state = setCookies(start).get("__Host-affiliate_sign_in_state")!;
+    const back = await signInAtProvider(start.headers.get("Location")!, { email: email(), verified: true });
+    return { back, state };
+  }
+
+  function callback(url: URL, state: string): Promise<Response> {
+    return SELF.fetch(url.href, {
+      redirect: "manual",
+      headers: { Cookie: `__Host-affiliate_sign_in_state=${state}` },
+    });
+  }
+
+  it("the authorization request names the client and the code flow, and its challenge is the S256 of the stored verifier", async () => {
+    const start = await SELF.fetch(`${BASE}/api/v1/auth/sign-in`, { redirect: "manual" });
+    const location = new URL(start.headers.get("Location") ?? "");
+    expect(`${location.origin}${location.pathname}`).toBe(`${oidc.issuer}/auth`);
+    expect(location.searchParams.get("client_id")).toBe(oidc.clientId);
+    expect(location.searchParams.get("response_type")).toBe("code");
+    expect(location.searchParams.get("scope")).toBe("openid email");
+    const state = location.searchParams.get("state")!;
+    const [stored] = await db
+      .select()
+      .from(oauthStates)
+      .where(eq(oauthStates.stateHash, await sha256Hex(state)));
+    expect(stored?.codeVerifier).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(stored?.nonce).toBe(location.searchParams.get("nonce"));
+    const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(stored!.codeVerifier!));
+    const challenge = btoa(String.fromCharCode(...new Uint8Array(digest)))
+      .replace(/\+/g, "-")
+      .replace(/\//g, "_")
+      .replace(/=+$/, "");
+    expect(location.searchParams.get("code_challenge")).toBe(challenge);
+  });
+
+  it.each([
+    [
+      "an iss of another issuer (RFC 9207 mix-up)",
+      (url: URL) => url.searchParams.set("iss", "https://evil.example"),
+    ],
+    ["no iss, which this provider promises", (url: URL) => url.searchParams.delete("iss")],
+    ["no code", (url: URL) => url.searchParams.delete("code")],
+    ["the provider's error", (url: URL) => url.searchParams.set("error", "access_denied")],
+  ])("refuses a callback with %s (400) and signs no one in", async (_case, tamper) => {
+    const { back, state } = await backFromProvider();
+    // The provider does send its issuer, so the RFC 9207 cases start from a genuine response.
+    expect(back.searchParams.get("iss")).toBe(oidc.issuer);
+    tamper(back);
+    const response = await callback(back, state);
+    expect(response.status).toBe(400);
+    expect(((await response.json()) as LooseJson).error.message).toBe(
+      "The sign-in provider did not complete the sign-in. Start again.",
+    );
+    expect(setCookies(response).get("__Host-affiliate_session")).toBeUndefined();
+  });
+
+  it("refuses another flow's code, already exchanged and bound to its PKCE verifier (the token endpoint refuses it)", async () => {
+    const { back, state } = await backFromProvider();
+    expect((await callback(back, state)).status).toBe(303);
+    // A second flow of the same browser replaying the first code under its own state.
+    const second = await backFromProvider();
+    const replayed = new URL(second.back);
+    replayed.searchParams.set("code", back.searchParams.get("code")!);
+    const response = await callback(replayed, second.state);
+    expect(response.status).toBe(400);
   });
 });
