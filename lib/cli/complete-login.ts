@@ -3,6 +3,7 @@ import type { Clock } from "../clock.ts";
 import type { Config } from "../config/env.ts";
 import type { Database } from "../db/client.ts";
 import type { PersonRefusal } from "../identity/identity-errors.ts";
+import { issuerMetadata } from "../identity/issuer-discovery.ts";
 import { issuerKeys } from "../identity/issuer-keys.ts";
 import { resolvePerson } from "../identity/resolve-person.ts";
 import { type IdTokenVerdict, verifyIdToken } from "../identity/verify-id-token.ts";
@@ -36,11 +37,19 @@ export async function completeLogin(
   const { session } = open;
 
   const keys = await issuerKeys(identity);
+  // Only the signing algorithms the provider announces (discovery), as the dashboard's sign-in checks.
+  const { idTokenAlgorithms: algorithms } = await issuerMetadata(identity);
   // The sign-in page may be the dashboard's (its client) or the tool's own loopback flow (the CLI client).
   const audiences = [identity.clientId, ...(config.cliClientId ? [config.cliClientId] : [])];
   let verdict: IdTokenVerdict = { ok: false, reason: "invalid_id_token" };
   for (const audience of audiences) {
-    verdict = await verifyIdToken(input.idToken, { issuer: identity.issuer, audience, keys, now });
+    verdict = await verifyIdToken(input.idToken, {
+      issuer: identity.issuer,
+      audience,
+      keys,
+      algorithms,
+      now,
+    });
     if (verdict.ok) break;
   }
   if (!verdict.ok) return { outcome: "refused", reason: "invalid_id_token" };

@@ -39,7 +39,9 @@ export async function finishSignIn(
   cookieState: string | undefined,
   now: Date,
 ): Promise<FinishSignInResult> {
-  const state = callbackUrl.searchParams.get("state");
+  // A repeated `state` is ambiguous: refused, as the library this client replaced did.
+  const states = callbackUrl.searchParams.getAll("state");
+  const state = states.length === 1 ? states[0] : undefined;
   if (!state || !cookieState || state !== cookieState) return { ok: false, reason: "state_invalid" };
   const flow = await consumeOauthState(db, state, "sign_in", now);
   if (!flow?.nonce || !flow.codeVerifier) return { ok: false, reason: "state_invalid" };

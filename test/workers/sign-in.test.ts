@@ -180,6 +180,15 @@ describe("the sign-in's OpenID client against the local provider", () => {
     expect(setCookies(response).get("__Host-affiliate_session")).toBeUndefined();
   });
 
+  it("refuses a callback whose state appears twice (ambiguous), even when the first is the browser's", async () => {
+    const { back, state } = await backFromProvider();
+    back.searchParams.append("state", "attacker-chosen");
+    const response = await callback(back, state);
+    // The route's query validation refuses it first; finishSignIn would too.
+    expect(response.status).toBe(400);
+    expect(setCookies(response).get("__Host-affiliate_session")).toBeUndefined();
+  });
+
   it("refuses another flow's code, already exchanged and bound to its PKCE verifier (the token endpoint refuses it)", async () => {
     const { back, state } = await backFromProvider();
     expect((await callback(back, state)).status).toBe(303);
