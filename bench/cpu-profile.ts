@@ -80,7 +80,11 @@ export interface SelfTime {
 }
 
 export interface ProfileSummary {
-  /** CPU time the isolate spent per request (every sample but `(idle)`), microseconds. */
+  /**
+   * Time the isolate's thread was busy per request (every sample but `(idle)`), microseconds. Samples are
+   * taken on the wall clock: on a loaded machine a thread descheduled in the middle of a function counts
+   * that wait to the function, so compare shares and runs made under similar load.
+   */
   busyMicrosPerRequest: number;
   byModule: SelfTime[];
   byFunction: SelfTime[];
@@ -107,8 +111,10 @@ export async function summariseProfile(
     const { functionName, url, lineNumber } = node.callFrame;
     if (functionName === "(idle)") continue;
     busy += micros;
-    const module = url === "" ? functionName : (moduleOfLine(lineNumber) ?? url);
-    const fn = url === "" ? functionName : `${functionName || "(anonymous)"}  ${module}:${lineNumber + 1}`;
+    // Built-ins (fetch, Response, JSON, crypto) have no script: they count under their own name.
+    const builtIn = url === "" ? functionName || "(native)" : undefined;
+    const module = builtIn ?? moduleOfLine(lineNumber) ?? url;
+    const fn = builtIn ?? `${functionName || "(anonymous)"}  ${module}:${lineNumber + 1}`;
     byModule.set(module, (byModule.get(module) ?? 0) + micros);
     byFunction.set(fn, (byFunction.get(fn) ?? 0) + micros);
   }

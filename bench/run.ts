@@ -546,7 +546,7 @@ async function reportProfile(
   await writeFile(file, JSON.stringify(profile));
   const summary = await summariseProfile(profile, bundlePath, requests);
   console.log(
-    `  workerd CPU/req      ${Math.round(summary.busyMicrosPerRequest)} us (API worker isolate, profiled; ${file})\n\n` +
+    `  workerd busy/req    ${Math.round(summary.busyMicrosPerRequest)} us (API worker isolate, profiled; ${file})\n\n` +
       `${selfTimeTable(`${name}: module`, summary.byModule, 15)}\n\n` +
       `${selfTimeTable(`${name}: function`, summary.byFunction, 25)}\n`,
   );
