@@ -1,4 +1,4 @@
-import { Placeholder, SQL, type SQLChunk, StringChunk, sql } from "drizzle-orm";
+import { type Placeholder, SQL, type SQLChunk, StringChunk, sql } from "drizzle-orm";
 import { PgDialect } from "drizzle-orm/pg-core/dialect";
 
 /** A parameter value of a prepared statement: what the driver sends as text, or a placeholder when nested. */
@@ -29,7 +29,7 @@ export function preparedSql<const Names extends readonly string[]>(
     for (let i = 0; i < order.length; i++) {
       const value = values[order[i] as Names[number]];
       // `undefined` would render as nothing in a drizzle template, not as a parameter.
-      if (value === undefined) throw new Error(`prepared statement: no value for ${order[i]}`);
+      if (value === undefined) throw new Error(`no value for ${order[i]}`);
       chunks.push(value as SQLChunk, pieces[i + 1] as StringChunk);
     }
     return new SQL(chunks);
@@ -47,22 +47,10 @@ function render<Names extends readonly string[]>(
     [Name in Names[number]]: Placeholder<Name>;
   };
   const query = dialect.sqlToQuery(build(placeholders));
-  const order = query.params.map((param) => {
-    if (!(param instanceof Placeholder)) {
-      throw new Error(
-        `prepared statement: a parameter is a value (${String(param)}), not a named placeholder`,
-      );
-    }
-    return param.name as Names[number];
-  });
-  const parts = query.sql.split(/\$(\d+)(?!\d)/);
-  const pieces: StringChunk[] = [];
-  for (let i = 0; i < parts.length; i += 2) {
-    // Odd parts are the parameter numbers: they must be 1, 2, 3, ... (a `$n` inside a literal would not be).
-    if (i > 0 && parts[i - 1] !== String(i / 2))
-      throw new Error("prepared statement: unexpected `$` in text");
-    pieces.push(new StringChunk(parts[i] as string));
-  }
-  if (pieces.length !== order.length + 1) throw new Error("prepared statement: parameters do not match");
+  // A value written into `build` (not a placeholder) has no name: each call then refuses it as missing.
+  const order = query.params.map((param) => (param as Placeholder<Names[number]>).name);
+  // Cut at `$1`, `$2`, ...: one more piece than parameters, or a `$n` sits inside a literal.
+  const pieces = query.sql.split(/\$\d+/).map((text) => new StringChunk(text));
+  if (pieces.length !== order.length + 1) throw new Error("`$` in text");
   return { pieces, order };
 }

@@ -108,14 +108,7 @@ export async function readLeadFacts(db: Database, r: LeadRead): Promise<LeadFact
   const k = clickEvents;
   const c = customers;
   const p = programs;
-  const result = await db.execute<LeadRow>(
-    leadFactsStatement({
-      keyHash: r.keyHash,
-      clickId: r.clickId,
-      customerKey: r.customerKey,
-      explicitProgramId: r.explicitProgramId,
-    }),
-  );
+  const result = await db.execute<LeadRow>(leadFactsStatement(r));
   const row = result.rows[0];
   if (!row) throw new Error("lead read returned no row");
   const customer = (row: CustomerRow | null): LeadCustomerFact | null =>
