@@ -6,12 +6,17 @@
  *
  * Environment: BENCH_SECONDS (default 10), BENCH_CONNECTIONS (default 10), DATABASE_URL (optional).
  *
+ * `--profile` (`npm run bench:profile`) also takes a CPU profile of the API worker in workerd over each
+ * measured run (bench/cpu-profile.ts), prints its self time per module and per function, and writes it to
+ * `.bench-profiles/<scenario>.cpuprofile` (open in any Chromium DevTools, Performance panel).
+ *
  * Per-IP rate limits would refuse almost everything from one address, so every request carries its own
  * `CF-Connecting-IP`. Any status other than the scenario's expected one counts as an error (exit code 1).
  * Database round trips are HTTP requests to the local Neon-protocol endpoint, the unit Neon bills and
  * the latency budget counts.
  */
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import autocannon, { type AutocannonRequest, type AutocannonResult } from "autocannon";
@@ -19,6 +24,7 @@ import { type LocalStack, PROJECT_ROOT, startLocalStack, WORKERS } from "../dev/
 import type { Demo } from "../dev/seed.ts";
 import { issueApiKey } from "../lib/auth/api-keys.ts";
 import { signedCheckoutEvent } from "./checkout-event.ts";
+import { type CpuProfiler, connectProfiler, selfTimeTable, summariseProfile } from "./cpu-profile.ts";
 
 interface ScenarioContext {
   demo: Demo;
@@ -287,7 +293,8 @@ interface Figures {
 
 const seconds = positiveNumber("BENCH_SECONDS", 10);
 const connections = positiveNumber("BENCH_CONNECTIONS", 10);
-const selected = process.argv.slice(2);
+const profiling = process.argv.includes("--profile");
+const selected = process.argv.slice(2).filter((arg) => arg !== "--profile");
 // By default every endpoint, each after its own floor (floors alone only when named).
 const scenarios = SCENARIOS.filter((s) => (selected.length > 0 ? selected.includes(s.name) : s.floor));
 if (scenarios.length === 0) {
@@ -309,9 +316,11 @@ function freshIp(): string {
 let stack: LocalStack | undefined;
 let dataDir: string | undefined;
 let running: ReturnType<typeof autocannon> | undefined;
+let profiler: CpuProfiler | undefined;
 
 async function cleanUp(): Promise<void> {
   running?.stop();
+  profiler?.close();
   await stack?.stop();
   if (dataDir) await rm(dataDir, { recursive: true, force: true });
 }
@@ -327,7 +336,9 @@ let exitCode = 0;
 try {
   dataDir = await mkdtemp(join(tmpdir(), "affiliate-bench-"));
   const started = Date.now();
+  const inspectorPort = profiling ? await freePort() : undefined;
   stack = await startLocalStack({
+    ...(inspectorPort === undefined ? {} : { inspectorPort }),
     dataDir,
     port: 0,
     watch: false,
@@ -337,6 +348,9 @@ try {
   });
   const demo = stack.demo;
   if (!demo) throw new Error("the local stack did not seed the demo");
+  const apiWorker = stack.workers[0];
+  if (inspectorPort !== undefined && apiWorker)
+    profiler = await connectProfiler(inspectorPort, apiWorker.name);
   console.log(
     `local stack on ${stack.baseUrl} (${stack.sql.backend}) in ${((Date.now() - started) / 1000).toFixed(1)} s; ` +
       `${seconds} s per scenario, ${connections} connections\n`,
@@ -359,14 +373,18 @@ try {
     await load(stack.baseUrl, scenario, context, { amount: connections * 20 });
     await settle(scenario.afterResponseWrites ? 3000 : 250);
     stack.sql.resetStats();
+    await profiler?.start();
     const result = await load(stack.baseUrl, scenario, context, { duration: seconds });
     // In-flight requests cut off at the deadline may still finish their queries; the notifications queue
     // delivers its last batch up to max_batch_timeout (2 s) later.
     await settle(scenario.afterResponseWrites ? 3000 : 250);
+    const profile = await profiler?.stop();
     const db = stack.sql.stats();
     const figures = summarise(scenario, result, db);
     results.push(figures);
     print(figures);
+    if (profile && apiWorker)
+      await reportProfile(scenario.name, profile, apiWorker.outFile, figures.requests);
     if (figures.errors > 0) exitCode = 1;
   }
   printRatios(results);
@@ -513,6 +531,37 @@ function printRatios(results: readonly Figures[]): void {
   ];
   console.log(`\n| ${header.join(" | ")} |\n|${header.map(() => "---").join("|")}|`);
   for (const row of rows) console.log(`| ${row.join(" | ")} |`);
+}
+
+/** Prints the profile's self time per module and per function and keeps the profile for DevTools. */
+async function reportProfile(
+  name: string,
+  profile: Parameters<typeof summariseProfile>[0],
+  bundlePath: string,
+  requests: number,
+): Promise<void> {
+  const folder = join(PROJECT_ROOT, ".bench-profiles");
+  await mkdir(folder, { recursive: true });
+  const file = join(folder, `${name.replace(/[^\w-]+/g, "_")}.cpuprofile`);
+  await writeFile(file, JSON.stringify(profile));
+  const summary = await summariseProfile(profile, bundlePath, requests);
+  console.log(
+    `  workerd busy/req    ${Math.round(summary.busyMicrosPerRequest)} us (API worker isolate, profiled; ${file})\n\n` +
+      `${selfTimeTable(`${name}: module`, summary.byModule, 15)}\n\n` +
+      `${selfTimeTable(`${name}: function`, summary.byFunction, 25)}\n`,
+  );
+}
+
+/** A free loopback TCP port (for workerd's inspector). */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      server.close(() => (typeof address === "object" && address ? resolve(address.port) : reject()));
+    });
+  });
 }
 
 function settle(ms = 250): Promise<void> {

@@ -86,6 +86,11 @@ export interface LocalStackOptions {
   onStatement?: (query: string, params: (string | null)[]) => void;
   /** Progress messages of the stack itself. Default: silent. */
   log?: (message: string) => void;
+  /**
+   * workerd's DevTools protocol port on 127.0.0.1 (`ws://127.0.0.1:<port>/core:user:<worker name>`), used by
+   * `npm run bench:profile` to take CPU profiles of the real workers. Default: no inspector.
+   */
+  inspectorPort?: number;
 }
 
 export interface StackWorker {
@@ -94,6 +99,8 @@ export interface StackWorker {
   routes: string[];
   /** `[triggers] crons` of the config; nothing fires them locally, see `triggerScheduled`. */
   crons: string[];
+  /** The esbuild bundle workerd runs (one `// <source path>` comment before each module's code). */
+  outFile: string;
 }
 
 export interface LocalStack {
@@ -114,7 +121,6 @@ export interface LocalStack {
 
 interface BuiltWorker extends StackWorker {
   main: string;
-  outFile: string;
   workerOptions: Unstable_MiniflareWorkerOptions["workerOptions"];
   define: Record<string, string>;
   context: esbuild.BuildContext | undefined;
@@ -304,6 +310,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       unsafeTriggerHandlers: true,
       // No network look-up of the `request.cf` object: use Miniflare's placeholder.
       cf: false,
+      ...(options.inspectorPort === undefined ? {} : { inspectorPort: options.inspectorPort }),
       defaultPersistRoot: join(dataDir, "miniflare"),
       log: new Log(LOG_LEVELS[logLevel]),
       workers: workers.map(
@@ -363,7 +370,13 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       demo,
       demoFile,
       mf: instance,
-      workers: workers.map(({ name, configPath, routes, crons }) => ({ name, configPath, routes, crons })),
+      workers: workers.map(({ name, configPath, routes, crons, outFile }) => ({
+        name,
+        configPath,
+        routes,
+        crons,
+        outFile,
+      })),
       async triggerScheduled(workerName, cron) {
         const worker = workerName ? workers.find((w) => w.name === workerName) : workers[0];
         if (!worker) throw new Error(`local stack: no worker named ${workerName}`);

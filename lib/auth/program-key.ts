@@ -1,6 +1,7 @@
-import { sql } from "drizzle-orm";
+import { type Placeholder, sql } from "drizzle-orm";
 import { programApiKeys } from "../../schema/programs.ts";
 import { fromDriver } from "../db/columns.ts";
+import { preparedSql } from "../db/prepared-sql.ts";
 import { type ApiError, platformError, typedError } from "../errors/api-error.ts";
 import type { BearerHeader } from "./bearer.ts";
 
@@ -117,14 +118,21 @@ export function evaluateApiKey(
   return check.ok ? check : { ok: false, error: keyRefusalError(check.refusal, messages, docsUrl) };
 }
 
-/** A select of the key's record, for inclusion in a route's read batch. Revoked keys match nothing. */
-export function apiKeyRecordQuery(keyHash: string | null) {
+const apiKeyRecordStatement = preparedSql(["keyHash"], (p) => {
   const k = programApiKeys;
   return sql`
     select ${k.programId} as program_id, ${k.isTest} as is_test, ${k.rotationMarkedAt} as rotation_marked_at,
            ${k.rotateBy} as rotate_by
     from ${k}
-    where ${k.keyHash} = ${keyHash}::text and ${k.revokedAt} is null`;
+    where ${k.keyHash} = ${p.keyHash}::text and ${k.revokedAt} is null`;
+});
+
+/**
+ * A select of the key's record, for inclusion in a route's read batch. Revoked keys match nothing. A
+ * placeholder as `keyHash` lets another prepared statement nest it.
+ */
+export function apiKeyRecordQuery(keyHash: string | null | Placeholder) {
+  return apiKeyRecordStatement({ keyHash });
 }
 
 export function apiKeyRecordFromRow(

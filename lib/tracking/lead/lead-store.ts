@@ -11,6 +11,7 @@ import { type LeadAuthPolicy, programs } from "../../../schema/programs.ts";
 import { apiKeyRecordFromRow, apiKeyRecordQuery } from "../../auth/program-key.ts";
 import type { Database } from "../../db/client.ts";
 import { columnName, fromDriver } from "../../db/columns.ts";
+import { preparedSql } from "../../db/prepared-sql.ts";
 import type { DeviceHashes } from "../../fraud/device-hash.ts";
 import { leadWebhookStatement } from "../../webhooks/outbox-statements.ts";
 import type { LeadCustomerFact, LeadEventRow, LeadFacts, LeadWrite } from "./decide-lead.ts";
@@ -47,12 +48,8 @@ type LeadRow = {
   programs: Array<{ id: number; lead_auth_policy: LeadAuthPolicy; allowed_origins: string[] }>;
 };
 
-/**
- * Every fact the lead rules need, in ONE statement (one round trip): the key, the click resolved to the
- * visitor's original click, the customer of that click, the customer holding `customer_key`, and the
- * programs involved. Nothing is written here.
- */
-export async function readLeadFacts(db: Database, r: LeadRead): Promise<LeadFacts> {
+/** The lead read's one statement, rendered once per isolate (`preparedSql`). */
+const leadFactsStatement = preparedSql(["keyHash", "clickId", "customerKey", "explicitProgramId"], (q) => {
   const k = clickEvents;
   const o = alias(clickEvents, "o");
   const cu = alias(customers, "cu");
@@ -60,13 +57,13 @@ export async function readLeadFacts(db: Database, r: LeadRead): Promise<LeadFact
   const p = programs;
   // The CTEs' own column names (click_id, program_id, ...) are local to this statement; every table column
   // is named through the schema.
-  const result = await db.execute<LeadRow>(sql`
-    with api_key as (${apiKeyRecordQuery(r.keyHash)}),
+  return sql`
+    with api_key as (${apiKeyRecordQuery(q.keyHash)}),
     sent_click as (
       select ${k.clickId} as click_id, ${k.programId} as program_id, ${k.partnerId} as partner_id,
              ${k.isTest} as is_test, ${k.createdAt} as created_at, ${k.visitorClickId} as visitor_click_id
       from ${k}
-      where ${k.clickId} = ${r.clickId}::text
+      where ${k.clickId} = ${q.clickId}::text
     ),
     click as (
       select coalesce(${o.clickId}, s.click_id) as click_id,
@@ -85,13 +82,13 @@ export async function readLeadFacts(db: Database, r: LeadRead): Promise<LeadFact
     customer_by_key as (
       select ${c.id} as id, ${c.status} as status, ${c.partnerId} as partner_id, ${c.clickId} as click_id
       from ${c}
-      where ${c.customerKey} = ${r.customerKey}::text
+      where ${c.customerKey} = ${q.customerKey}::text
         and ${c.programId} = coalesce((select program_id from api_key), (select program_id from click))
     ),
     program as (
       select ${p.id} as id, ${p.leadAuthPolicy} as lead_auth_policy, ${p.allowedOrigins} as allowed_origins
       from ${p}
-      where ${p.id} in ((select program_id from api_key), (select program_id from click), ${r.explicitProgramId}::int)
+      where ${p.id} in ((select program_id from api_key), (select program_id from click), ${q.explicitProgramId}::int)
     )
     select
       (select row_to_json(api_key) from api_key) as api_key,
@@ -99,7 +96,19 @@ export async function readLeadFacts(db: Database, r: LeadRead): Promise<LeadFact
       (select row_to_json(customer_by_click) from customer_by_click) as customer_by_click,
       (select row_to_json(customer_by_key) from customer_by_key) as customer_by_key,
       (select coalesce(json_agg(program), '[]'::json) from program) as programs
-  `);
+  `;
+});
+
+/**
+ * Every fact the lead rules need, in ONE statement (one round trip): the key, the click resolved to the
+ * visitor's original click, the customer of that click, the customer holding `customer_key`, and the
+ * programs involved. Nothing is written here.
+ */
+export async function readLeadFacts(db: Database, r: LeadRead): Promise<LeadFacts> {
+  const k = clickEvents;
+  const c = customers;
+  const p = programs;
+  const result = await db.execute<LeadRow>(leadFactsStatement(r));
   const row = result.rows[0];
   if (!row) throw new Error("lead read returned no row");
   const customer = (row: CustomerRow | null): LeadCustomerFact | null =>

@@ -1,4 +1,4 @@
-import { type SQL, sql } from "drizzle-orm";
+import { type Placeholder, type SQL, sql } from "drizzle-orm";
 import { alias } from "drizzle-orm/pg-core";
 import { commissions } from "../../../schema/commissions.ts";
 import { customers } from "../../../schema/customers.ts";
@@ -10,6 +10,7 @@ import { apiKeyRecordFromRow, apiKeyRecordQuery } from "../../auth/program-key.t
 import { commissionInsertStatements } from "../../commissions/credit.ts";
 import type { Database } from "../../db/client.ts";
 import { columnList, columnName, fromDriver, fromDriverOrNull } from "../../db/columns.ts";
+import { preparedSql } from "../../db/prepared-sql.ts";
 import { textList } from "../../db/sql-lists.ts";
 import { paymentIdsInsert } from "../../sales/payment-ids-insert.ts";
 import { type PaymentNamespace, paymentNamespace } from "../../sales/payment-namespace.ts";
@@ -48,6 +49,75 @@ export function customerFrom(row: Row | undefined): SaleCustomer | null {
   };
 }
 
+/** The key's program (`keyHash`) as `p`, with the commission rule of the sale's product as `r`. */
+const p = alias(programs, "p");
+const r = alias(commissionRules, "r");
+/** The clicked click as `k`, and the visitor's original click as `o`. */
+const k = alias(clickEvents, "k");
+const o = alias(clickEvents, "o");
+
+/** The program of the key whose hash is given (revoked keys name none), as a scalar subquery. */
+function keyProgram(keyHash: Placeholder): SQL {
+  const ak = programApiKeys;
+  return sql`(select ${ak.programId} from ${ak} where ${ak.keyHash} = ${keyHash}::text and ${ak.revokedAt} is null)`;
+}
+
+// The sale read's statements, rendered once per isolate (`preparedSql`).
+const saleProgramStatement = preparedSql(
+  ["keyHash", "productId"],
+  (q) => sql`
+      select ${p.id} as id, ${p.attributionWindowDays} as attribution_window_days,
+             ${p.commissionType} as commission_type, ${p.commissionRate} as commission_rate,
+             ${p.durationMonths} as duration_months, ${p.holdDays} as hold_days,
+             ${r.commissionType} as rule_type, ${r.commissionRate} as rule_rate, ${r.durationMonths} as rule_duration,
+             ${r.id} as rule_id
+      from ${programs} ${p}
+      left join ${commissionRules} ${r} on ${r.programId} = ${p.id} and ${r.productId} = ${q.productId}::text
+      where ${p.id} = ${keyProgram(q.keyHash)}`,
+);
+
+const recordedSalesStatement = preparedSql(["keyHash", "transactionId"], (q) => {
+  const s = alias(saleEvents, "s");
+  const x = alias(saleEvents, "x");
+  const a = alias(paymentAliases, "a");
+  return sql`
+      select ${s.id} as id, ${s.programId} as program_id, ${s.idNamespace} as id_namespace
+      from ${saleEvents} ${s}
+      where ${s.id} in (
+        select ${a.saleId} from ${paymentAliases} ${a}
+        where ${a.namespace} in ('live', 'test:' || ${keyProgram(q.keyHash)}) and ${a.alias} = ${q.transactionId}::text
+          and ${a.saleId} is not null
+        union all
+        select ${x.id} from ${saleEvents} ${x}
+        where ${x.idNamespace} in ('live', 'test:' || ${keyProgram(q.keyHash)}) and ${x.processorEventId} = ${q.transactionId}::text)`;
+});
+
+const customerByKeyStatement = preparedSql(
+  ["keyHash", "customerKey"],
+  (q) => sql`
+      select ${customerColumns} from ${customers} ${c}
+      where ${c.customerKey} = ${q.customerKey}::text and ${c.programId} = ${keyProgram(q.keyHash)}`,
+);
+
+const saleClickStatement = preparedSql(
+  ["clickId"],
+  (q) => sql`
+      select coalesce(${o.clickId}, ${k.clickId}) as click_id, coalesce(${o.programId}, ${k.programId}) as program_id,
+             coalesce(${o.partnerId}, ${k.partnerId}) as partner_id,
+             coalesce(${o.createdAt}, ${k.createdAt}) as created_at, ${k.isTest} as is_test,
+             exists (select 1 from ${programPartners} ${pp}
+                     where ${pp.programId} = coalesce(${o.programId}, ${k.programId})
+                       and ${pp.partnerId} = coalesce(${o.partnerId}, ${k.partnerId}) and ${pp.status} = 'active')
+               as partner_is_member,
+             (select row_to_json(cc) from (
+                select ${customerColumns} from ${customers} ${c}
+                where ${c.programId} = coalesce(${o.programId}, ${k.programId})
+                  and ${c.clickId} = coalesce(${o.clickId}, ${k.clickId})) cc) as customer
+      from ${clickEvents} ${k}
+      left join ${clickEvents} ${o} on ${o.clickId} = ${k.visitorClickId}
+      where ${k.clickId} = ${q.clickId}::text`,
+);
+
 /**
  * Everything the sale rules need, in one round trip (one batch of reads). The duplicate check reads the
  * sales the id names in the live namespace and in the key's program's test namespace (the rules keep the
@@ -64,54 +134,12 @@ export async function readSaleFacts(
     productId: string | null;
   },
 ): Promise<SaleFacts> {
-  const ak = programApiKeys;
-  const keyProgram = sql`(select ${ak.programId} from ${ak} where ${ak.keyHash} = ${q.keyHash}::text and ${ak.revokedAt} is null)`;
-  const p = alias(programs, "p");
-  const r = alias(commissionRules, "r");
-  const s = alias(saleEvents, "s");
-  const x = alias(saleEvents, "x");
-  const a = alias(paymentAliases, "a");
-  const k = alias(clickEvents, "k");
-  const o = alias(clickEvents, "o");
   const [keyRows, programRows, saleRows, customerRows, clickRows] = await db.batch([
     db.execute(apiKeyRecordQuery(q.keyHash)),
-    db.execute(sql`
-      select ${p.id} as id, ${p.attributionWindowDays} as attribution_window_days,
-             ${p.commissionType} as commission_type, ${p.commissionRate} as commission_rate,
-             ${p.durationMonths} as duration_months, ${p.holdDays} as hold_days,
-             ${r.commissionType} as rule_type, ${r.commissionRate} as rule_rate, ${r.durationMonths} as rule_duration,
-             ${r.id} as rule_id
-      from ${programs} ${p}
-      left join ${commissionRules} ${r} on ${r.programId} = ${p.id} and ${r.productId} = ${q.productId}::text
-      where ${p.id} = ${keyProgram}`),
-    db.execute(sql`
-      select ${s.id} as id, ${s.programId} as program_id, ${s.idNamespace} as id_namespace
-      from ${saleEvents} ${s}
-      where ${s.id} in (
-        select ${a.saleId} from ${paymentAliases} ${a}
-        where ${a.namespace} in ('live', 'test:' || ${keyProgram}) and ${a.alias} = ${q.transactionId}::text
-          and ${a.saleId} is not null
-        union all
-        select ${x.id} from ${saleEvents} ${x}
-        where ${x.idNamespace} in ('live', 'test:' || ${keyProgram}) and ${x.processorEventId} = ${q.transactionId}::text)`),
-    db.execute(sql`
-      select ${customerColumns} from ${customers} ${c}
-      where ${c.customerKey} = ${q.customerKey}::text and ${c.programId} = ${keyProgram}`),
-    db.execute(sql`
-      select coalesce(${o.clickId}, ${k.clickId}) as click_id, coalesce(${o.programId}, ${k.programId}) as program_id,
-             coalesce(${o.partnerId}, ${k.partnerId}) as partner_id,
-             coalesce(${o.createdAt}, ${k.createdAt}) as created_at, ${k.isTest} as is_test,
-             exists (select 1 from ${programPartners} ${pp}
-                     where ${pp.programId} = coalesce(${o.programId}, ${k.programId})
-                       and ${pp.partnerId} = coalesce(${o.partnerId}, ${k.partnerId}) and ${pp.status} = 'active')
-               as partner_is_member,
-             (select row_to_json(cc) from (
-                select ${customerColumns} from ${customers} ${c}
-                where ${c.programId} = coalesce(${o.programId}, ${k.programId})
-                  and ${c.clickId} = coalesce(${o.clickId}, ${k.clickId})) cc) as customer
-      from ${clickEvents} ${k}
-      left join ${clickEvents} ${o} on ${o.clickId} = ${k.visitorClickId}
-      where ${k.clickId} = ${q.clickId}::text`),
+    db.execute(saleProgramStatement(q)),
+    db.execute(recordedSalesStatement(q)),
+    db.execute(customerByKeyStatement(q)),
+    db.execute(saleClickStatement(q)),
   ]);
   const programRow = programRows.rows[0];
   const clickRow = clickRows.rows[0];

@@ -1,0 +1,85 @@
+/**
+ * `preparedSql` renders a statement once and then only places the values: what drizzle sends must be
+ * exactly what the same statement written with the values in place gives (text and parameters), for the
+ * statements the tracking routes prepare and for nested prepared statements.
+ */
+import { type Placeholder, type SQL, sql } from "drizzle-orm";
+import { alias } from "drizzle-orm/pg-core";
+import { PgDialect } from "drizzle-orm/pg-core/dialect";
+import { describe, expect, it } from "vitest";
+import { apiKeyRecordQuery } from "../../lib/auth/program-key.ts";
+import { preparedSql } from "../../lib/db/prepared-sql.ts";
+import { leadWebhookStatement } from "../../lib/webhooks/outbox-statements.ts";
+import { customers } from "../../schema/customers.ts";
+import { clickEvents } from "../../schema/events.ts";
+import { programApiKeys } from "../../schema/programs.ts";
+
+const dialect = new PgDialect();
+const rendered = (statement: SQL) => dialect.sqlToQuery(statement);
+
+type Value = string | number | boolean | null;
+
+/** A statement with aliases, a nested subquery and a parameter used twice, written for either kind of value. */
+function clickStatement(q: { clickId: Value | Placeholder; programId: Value | Placeholder }): SQL {
+  const o = alias(clickEvents, "o");
+  const c = customers;
+  return sql`
+    select coalesce(${o.clickId}, ${clickEvents.clickId}) as click_id,
+           (select ${c.id} from ${c} where ${c.clickId} = ${q.clickId}::text and ${c.programId} = ${q.programId}::int)
+    from ${clickEvents} left join ${clickEvents} ${o} on ${o.clickId} = ${clickEvents.visitorClickId}
+    where ${clickEvents.clickId} = ${q.clickId}::text and 'literal $ sign' <> ''`;
+}
+
+describe("preparedSql", () => {
+  const prepared = preparedSql(["clickId", "programId"], (p) => clickStatement(p));
+
+  it("sends the text and parameters the statement gives with its values in place", () => {
+    for (const values of [
+      { clickId: "clk_1", programId: 7 },
+      { clickId: null, programId: null },
+      { clickId: "it's $1", programId: 0 },
+    ]) {
+      const expected = rendered(clickStatement(values));
+      const actual = rendered(prepared(values));
+      expect(actual.sql).toBe(expected.sql);
+      expect(actual.params).toEqual(expected.params);
+      expect(actual.params).toEqual([values.clickId, values.programId, values.clickId]);
+    }
+  });
+
+  it("nests: a prepared statement built into another one takes its placeholders", () => {
+    const outer = preparedSql(
+      ["keyHash"],
+      (p) => sql`with api_key as (${apiKeyRecordQuery(p.keyHash)}) select 1`,
+    );
+    const k = programApiKeys;
+    const direct = sql`with api_key as (${sql`
+    select ${k.programId} as program_id, ${k.isTest} as is_test, ${k.rotationMarkedAt} as rotation_marked_at,
+           ${k.rotateBy} as rotate_by
+    from ${k}
+    where ${k.keyHash} = ${"hash"}::text and ${k.revokedAt} is null`}) select 1`;
+    expect(rendered(outer({ keyHash: "hash" }))).toEqual(rendered(direct));
+    expect(rendered(apiKeyRecordQuery("hash")).params).toEqual(["hash"]);
+  });
+
+  it("keeps the lead webhook statement's text, with its time as the only parameter", () => {
+    const first = rendered(leadWebhookStatement("2026-01-01T00:00:00.000Z"));
+    const second = rendered(leadWebhookStatement("2026-02-02T00:00:00.000Z"));
+    expect(first.sql).toBe(second.sql);
+    expect(first.sql).toContain(
+      "\"l\".\"id\" = (select currval(pg_get_serial_sequence('affiliate_lead_events', 'id')))",
+    );
+    expect(second.params).toEqual(["2026-02-02T00:00:00.000Z"]);
+  });
+
+  it("refuses a statement whose parameter is a value rather than a placeholder", () => {
+    const withValue = preparedSql(["clickId"], (p) => sql`select ${p.clickId}::text, ${"fixed"}::text`);
+    expect(() => withValue({ clickId: "x" })).toThrow(/no value for undefined/);
+  });
+
+  it("refuses a missing value, which drizzle would render as nothing", () => {
+    expect(() => prepared({ clickId: "x", programId: undefined as unknown as null })).toThrow(
+      /no value for programId/,
+    );
+  });
+});
