@@ -1,4 +1,4 @@
-import { getTableName, type SQL, sql } from "drizzle-orm";
+import { getTableName, type Placeholder, type SQL, sql } from "drizzle-orm";
 import { alias } from "drizzle-orm/pg-core";
 import { commissions, refunds } from "../../schema/commissions.ts";
 import { leadEvents, saleEvents } from "../../schema/events.ts";
@@ -33,7 +33,7 @@ const commissionData = sql`jsonb_build_object(
   'is_test', ${c.isTest})`;
 
 /** `sale.created` and, when the batch wrote one, `commission.created`; `saleKey` selects the sale as `s`. */
-export function saleWebhooksStatement(saleKey: SQL, at: string): SQL {
+export function saleWebhooksStatement(saleKey: SQL, at: string | Placeholder): SQL {
   return sql`
     select webhook_enqueue(${s.programId}, 'sale.created', 'sale.created:' || ${s.id}, ${saleData}, ${at}::timestamptz)
     from ${saleEvents} ${s} where ${saleKey}
@@ -45,7 +45,7 @@ export function saleWebhooksStatement(saleKey: SQL, at: string): SQL {
  * `commission.created` for the sale's commission, when the batch wrote one: the sale's own write, and the
  * scheduled repair of a sale whose commission failed at first. `saleKey` selects the sale as `s`.
  */
-export function commissionCreatedWebhookStatement(saleKey: SQL, at: string): SQL {
+export function commissionCreatedWebhookStatement(saleKey: SQL, at: string | Placeholder): SQL {
   return sql`
     select webhook_enqueue(${c.programId}, 'commission.created', 'commission.created:' || ${c.id}, ${commissionData},
                            ${at}::timestamptz)

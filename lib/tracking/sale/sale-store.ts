@@ -136,10 +136,10 @@ export async function readSaleFacts(
 ): Promise<SaleFacts> {
   const [keyRows, programRows, saleRows, customerRows, clickRows] = await db.batch([
     db.execute(apiKeyRecordQuery(q.keyHash)),
-    db.execute(saleProgramStatement(q)),
-    db.execute(recordedSalesStatement(q)),
-    db.execute(customerByKeyStatement(q)),
-    db.execute(saleClickStatement(q)),
+    db.execute(saleProgramStatement({ keyHash: q.keyHash, productId: q.productId })),
+    db.execute(recordedSalesStatement({ keyHash: q.keyHash, transactionId: q.transactionId })),
+    db.execute(customerByKeyStatement({ keyHash: q.keyHash, customerKey: q.customerKey })),
+    db.execute(saleClickStatement({ clickId: q.clickId })),
   ]);
   const programRow = programRows.rows[0];
   const clickRow = clickRows.rows[0];
@@ -190,8 +190,13 @@ function customerIdExpression(decision: Recorded): SQL {
   const c = decision.customer;
   if (c.kind === "none") return sql`null::bigint`;
   if (c.kind === "update") return sql`${c.id}::bigint`;
+  return customerByClick(c.programId, c.clickId);
+}
+
+/** The id of the customer of a click (created by the same batch). */
+function customerByClick(programId: number | Placeholder, clickId: string | Placeholder): SQL {
   const t = customers;
-  return sql`(select ${t.id} from ${t} where ${t.programId} = ${c.programId}::int and ${t.clickId} = ${c.clickId}::text)`;
+  return sql`(select ${t.id} from ${t} where ${t.programId} = ${programId}::int and ${t.clickId} = ${clickId}::text)`;
 }
 
 function customerStatement(decision: Recorded, now: string): SQL | null {
@@ -264,8 +269,34 @@ function settleProvisionalStatement(decision: Recorded, now: string): SQL | null
       and ${l.provisional} and ${l.settledAt} is null and not ${l.isTest}`;
 }
 
-function saleInsert(decision: Recorded, now: string, needsCommission: boolean): SQL {
-  const s = decision.sale;
+/** The sale insert's values, in the order of its columns (the customer's id aside). */
+const SALE_VALUES = [
+  "processorEventId",
+  "programId",
+  "partnerId",
+  "amountCents",
+  "taxCents",
+  "currency",
+  "saleType",
+  "lineItems",
+  "isRecurring",
+  "subscriptionId",
+  "subscriptionInterval",
+  "productId",
+  "occurredAt",
+  "provider",
+  "providerPaymentId",
+  "livemode",
+  "source",
+  "needsCommission",
+  "isTest",
+  "now",
+] as const;
+
+function saleInsertStatement(
+  v: { [Name in (typeof SALE_VALUES)[number]]: Placeholder },
+  customerId: SQL,
+): SQL {
   const t = saleEvents;
   return sql`
     insert into ${t}
@@ -293,12 +324,55 @@ function saleInsert(decision: Recorded, now: string, needsCommission: boolean): 
         t.createdAt,
       )})
     values
-      (${s.processorEventId}, ${s.programId}::int, ${customerIdExpression(decision)}, ${s.partnerId}::int,
-       ${s.amountCents}::bigint, ${s.taxCents}::bigint, ${s.currency}, ${s.saleType},
-       ${s.lineItems === null ? null : JSON.stringify(s.lineItems)}::jsonb, ${s.isRecurring}::boolean,
-       ${s.subscriptionId}::text, ${s.subscriptionInterval}::text, ${s.productId}::text,
-       ${s.occurredAt?.toISOString() ?? null}::timestamptz, ${s.provider}::text, ${s.providerPaymentId}::text,
-       ${s.livemode}::boolean, ${s.source}, ${needsCommission}::boolean, ${s.isTest}::boolean, ${now}::timestamptz)`;
+      (${v.processorEventId}, ${v.programId}::int, ${customerId}, ${v.partnerId}::int,
+       ${v.amountCents}::bigint, ${v.taxCents}::bigint, ${v.currency}, ${v.saleType},
+       ${v.lineItems}::jsonb, ${v.isRecurring}::boolean,
+       ${v.subscriptionId}::text, ${v.subscriptionInterval}::text, ${v.productId}::text,
+       ${v.occurredAt}::timestamptz, ${v.provider}::text, ${v.providerPaymentId}::text,
+       ${v.livemode}::boolean, ${v.source}, ${v.needsCommission}::boolean, ${v.isTest}::boolean, ${v.now}::timestamptz)`;
+}
+
+// Rendered once per isolate (`preparedSql`), one per way the sale names its customer.
+const saleInserts = {
+  none: preparedSql(SALE_VALUES, (v) => saleInsertStatement(v, sql`null::bigint`)),
+  update: preparedSql([...SALE_VALUES, "customerId"] as const, (v) =>
+    saleInsertStatement(v, sql`${v.customerId}::bigint`),
+  ),
+  create: preparedSql([...SALE_VALUES, "customerProgramId", "customerClickId"] as const, (v) =>
+    saleInsertStatement(v, customerByClick(v.customerProgramId, v.customerClickId)),
+  ),
+};
+
+function saleInsert(decision: Recorded, now: string, needsCommission: boolean): SQL {
+  const s = decision.sale;
+  const values = {
+    processorEventId: s.processorEventId,
+    programId: s.programId,
+    partnerId: s.partnerId,
+    amountCents: s.amountCents,
+    taxCents: s.taxCents,
+    currency: s.currency,
+    saleType: s.saleType,
+    lineItems: s.lineItems === null ? null : JSON.stringify(s.lineItems),
+    isRecurring: s.isRecurring,
+    subscriptionId: s.subscriptionId,
+    subscriptionInterval: s.subscriptionInterval,
+    productId: s.productId,
+    occurredAt: s.occurredAt?.toISOString() ?? null,
+    provider: s.provider,
+    providerPaymentId: s.providerPaymentId,
+    livemode: s.livemode,
+    source: s.source,
+    needsCommission,
+    isTest: s.isTest,
+    now,
+  };
+  const c = decision.customer;
+  if (c.kind === "update") return saleInserts.update({ ...values, customerId: c.id });
+  if (c.kind === "create") {
+    return saleInserts.create({ ...values, customerProgramId: c.programId, customerClickId: c.clickId });
+  }
+  return saleInserts.none(values);
 }
 
 function commissionStatements(decision: Recorded, now: Date): SQL[] {
@@ -314,8 +388,24 @@ const s = alias(saleEvents, "s");
 
 /** The decided sale's row, by its id in its namespace (for `affiliate_sale_events s`). */
 function saleKey(decision: Recorded): SQL {
-  return sql`${s.processorEventId} = ${decision.sale.processorEventId}::text and ${s.idNamespace} = ${namespaceOf(decision)}::text`;
+  return saleKeyOf(decision.sale.processorEventId, namespaceOf(decision));
 }
+
+function saleKeyOf(processorEventId: string | Placeholder, namespace: string | Placeholder): SQL {
+  return sql`${s.processorEventId} = ${processorEventId}::text and ${s.idNamespace} = ${namespace}::text`;
+}
+
+// The sale write's last two statements, rendered once per isolate (`preparedSql`).
+const saleWebhooks = preparedSql(["processorEventId", "namespace", "at"], (p) =>
+  saleWebhooksStatement(saleKeyOf(p.processorEventId, p.namespace), p.at),
+);
+const writtenIds = preparedSql(
+  ["processorEventId", "namespace"],
+  (p) => sql`
+      select ${s.id} as sale_id, ${commissions.id} as commission_id
+      from ${saleEvents} ${s} left join ${commissions} on ${commissions.saleId} = ${s.id}
+      where ${saleKeyOf(p.processorEventId, p.namespace)}`,
+);
 
 /**
  * Every id of the payment into the one ids index, not linked yet, FIRST in the transaction: a concurrent
@@ -377,6 +467,7 @@ export async function writeSale(
   const aliases = (options.aliases ?? []).filter((a) => a !== decision.sale.processorEventId);
   const paymentIds = [decision.sale.processorEventId, ...aliases];
   const needsCommission = !withCommission && decision.commission !== null;
+  const saleIdentity = { processorEventId: decision.sale.processorEventId, namespace: namespaceOf(decision) };
   const statements: SQL[] = [
     idsInsert(decision, paymentIds),
     idsGuard(decision, paymentIds),
@@ -386,11 +477,8 @@ export async function writeSale(
     saleInsert(decision, at, needsCommission),
     linkIdsStatement(decision, paymentIds),
     ...(withCommission ? commissionStatements(decision, now) : []),
-    saleWebhooksStatement(saleKey(decision), at),
-    sql`
-      select ${s.id} as sale_id, ${commissions.id} as commission_id
-      from ${saleEvents} ${s} left join ${commissions} on ${commissions.saleId} = ${s.id}
-      where ${saleKey(decision)}`,
+    saleWebhooks({ ...saleIdentity, at }),
+    writtenIds(saleIdentity),
   ];
   const results = await db.batch(
     statements.map((statement) => db.execute(statement)) as [ReturnType<Database["execute"]>],
