@@ -99,7 +99,11 @@ async function progressOf(programId: number) {
   return row;
 }
 
-async function dataSet(seed: number): Promise<{ p: ProgramFixture; facts: ExpectedFact[] }> {
+/** A program with the generated data set; `shape` changes its size, start and boundary instants. */
+async function dataSet(
+  seed: number,
+  shape: { clicks?: number; from?: Date; boundaries?: Date[] } = {},
+): Promise<{ p: ProgramFixture; facts: ExpectedFact[] }> {
   const p = await createProgram();
   const links = await db.select().from(referralLinks).where(inArray(referralLinks.shortLink, p.links));
   const linkIds = p.links.map((code) => links.find((l) => l.shortLink === code)?.id as number) as [
@@ -108,10 +112,15 @@ async function dataSet(seed: number): Promise<{ p: ProgramFixture; facts: Expect
   ];
   const facts = await insertAnalyticsDataSet(p, linkIds, {
     seed,
-    clicks: 500,
-    from,
+    clicks: shape.clicks ?? 500,
+    from: shape.from ?? from,
     to,
-    boundaries: [k0, k1, new Date(Math.floor((now.getTime() - 20 * day) / day) * day), rollupTarget(now)],
+    boundaries: shape.boundaries ?? [
+      k0,
+      k1,
+      new Date(Math.floor((now.getTime() - 20 * day) / day) * day),
+      rollupTarget(now),
+    ],
   });
   return { p, facts };
 }
@@ -265,17 +274,9 @@ describe("analytics rollups", () => {
     // is H + 22 min.
     const h = new Date(rollupTarget(now).getTime() - hour);
     const at = (minutes: number) => new Date(h.getTime() + minutes * 60_000);
-    const q = await createProgram();
-    const links = await db.select().from(referralLinks).where(inArray(referralLinks.shortLink, q.links));
-    const linkIds = q.links.map((code) => links.find((l) => l.shortLink === code)?.id as number) as [
-      number,
-      number,
-    ];
-    const qFacts = await insertAnalyticsDataSet(q, linkIds, {
-      seed: 20261128,
+    const { p: q, facts: qFacts } = await dataSet(20261128, {
       clicks: 120,
       from: new Date(h.getTime() - 3 * day),
-      to,
       boundaries: [at(5), at(21), at(22), at(30), at(43)],
     });
     const liveClicks = (a: number, b: number) =>
