@@ -1,6 +1,6 @@
 import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import { refunds } from "../../schema/index.ts";
+import { notifications, refunds } from "../../schema/index.ts";
 import { faultCases, withFault } from "./fault-cases.ts";
 import { useFaultSwitch } from "./fault-switch.ts";
 import { createProgram, db, type ProgramFixture, postJson } from "./harness.ts";
@@ -140,6 +140,19 @@ describe("injected faults: POST /api/v1/track/refund", () => {
     expect(await commissionRow(s.commissionId!)).toMatchObject({ deductedCents: 500 });
     expect(await expectBalanceMatchesLedger(p.programId, p.partnerIds[0])).toBe(500);
     await expectBooksBalance(p);
+    // The applied retry's partner notification is written after its response, by the queue consumer: wait
+    // for it, so that its round trip cannot land in the next case's armed fault count.
+    if (!written) {
+      await expect
+        .poll(
+          async () =>
+            (await db.select().from(notifications).where(eq(notifications.programId, p.programId))).length,
+          {
+            timeout: 15_000,
+          },
+        )
+        .toBeGreaterThan(0);
+    }
   });
 });
 
