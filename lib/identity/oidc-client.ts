@@ -47,7 +47,7 @@ export async function authorizationUrl(
 export type ProviderRefusal = { ok: false; reason: "provider_refused" | "id_token_invalid" };
 
 /** A response parameter that appears twice is ambiguous; reading the first could let an attacker's win. */
-function single(parameters: URLSearchParams, name: string): string | undefined | null {
+export function singleParameter(parameters: URLSearchParams, name: string): string | undefined | null {
   const values = parameters.getAll(name);
   return values.length > 1 ? null : values[0];
 }
@@ -64,10 +64,10 @@ export function authorizationCode(
   const refused = { ok: false, reason: "provider_refused" } as const;
   if (parameters.has("error")) return refused;
   for (const other of ["id_token", "token", "response"]) if (parameters.has(other)) return refused;
-  const iss = single(parameters, "iss");
+  const iss = singleParameter(parameters, "iss");
   if (iss === null || (iss === undefined && metadata.issParameterSupported)) return refused;
   if (iss !== undefined && iss !== metadata.issuer) return refused;
-  const code = single(parameters, "code");
+  const code = singleParameter(parameters, "code");
   if (!code) return refused;
   return { ok: true, code };
 }

@@ -4,7 +4,13 @@ import type { PersonRefusal } from "./identity-errors.ts";
 import { issuerMetadata } from "./issuer-discovery.ts";
 import { issuerKeys } from "./issuer-keys.ts";
 import { consumeOauthState, newState, saveOauthState } from "./oauth-state-store.ts";
-import { authorizationCode, authorizationUrl, exchangeCode, randomToken } from "./oidc-client.ts";
+import {
+  authorizationCode,
+  authorizationUrl,
+  exchangeCode,
+  randomToken,
+  singleParameter,
+} from "./oidc-client.ts";
 import { resolvePerson } from "./resolve-person.ts";
 import { verifyIdToken } from "./verify-id-token.ts";
 
@@ -39,9 +45,8 @@ export async function finishSignIn(
   cookieState: string | undefined,
   now: Date,
 ): Promise<FinishSignInResult> {
-  // A repeated `state` is ambiguous: refused, as the library this client replaced did.
-  const states = callbackUrl.searchParams.getAll("state");
-  const state = states.length === 1 ? states[0] : undefined;
+  // A repeated `state` is ambiguous (null): refused, as the library this client replaced did.
+  const state = singleParameter(callbackUrl.searchParams, "state");
   if (!state || !cookieState || state !== cookieState) return { ok: false, reason: "state_invalid" };
   const flow = await consumeOauthState(db, state, "sign_in", now);
   if (!flow?.nonce || !flow.codeVerifier) return { ok: false, reason: "state_invalid" };
