@@ -3,9 +3,10 @@
  * one program's events for the analytics bench: `BENCH_CLICKS` clicks (default 10 million) spread over the
  * last 365 days across 50 partners, 100 links, referrers, UTM tags and landing pages, and in proportion one
  * lead per 20 clicks (a quarter provisional), one sale per 100 clicks in USD, EUR or VND with its commission,
- * one refund per 5 sales three days after its sale, and 2% test events of each kind (test leads sent with a
- * key). Every row is made by `generate_series` in SQL, in batches of a million clicks, so 10 million take
- * minutes. Roll the events up afterwards with `npm run analytics:rebuild`.
+ * one refund per 5 sales three days after its sale (none yet for the last three days' sales), and 2% test
+ * events of each kind (test leads sent with a key). Every row is made by `generate_series` in SQL, in batches
+ * of a million clicks, so 10 million take minutes. Roll the events up afterwards with
+ * `npm run analytics:rebuild`.
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -113,11 +114,13 @@ try {
       );
       log(`clicks ${from}..${to} with their leads, sales and commissions`);
     }
-    // A refund for one sale in five, three days later (never in the future): refunds change past numbers.
+    // A refund for one sale in five, three days later: refunds change past numbers. A sale of the last three
+    // days has no refund yet (dating its refund "now" instead would pile them all into one moment).
     await q(
       `insert into refunds (sale_id, idempotency_key, amount_cents, refunded_total_cents, created_at)
-       select s.id, 'bre_' || s.id, s.amount_cents / 3, s.amount_cents / 3, least(s.created_at + interval '3 days', now())
-       from affiliate_sale_events s where s.program_id = $1 and s.id % 5 = 0`,
+       select s.id, 'bre_' || s.id, s.amount_cents / 3, s.amount_cents / 3, s.created_at + interval '3 days'
+       from affiliate_sale_events s
+       where s.program_id = $1 and s.id % 5 = 0 and s.created_at + interval '3 days' <= now()`,
       [programId],
     );
     await q(

@@ -63,7 +63,7 @@ try {
   const programId = Number(program.rows[0]?.program_id);
   if (!programId) throw new Error(`${url} holds no bench data: run npm run bench:generate first`);
   const progress = await client.query(
-    "select hours_until, days_until, months_until, partials_until, tail_from, tail_until from analytics_rollup_progress where program_id = $1",
+    "select hours_until, days_until, months_until, half_hours_from, partials_until, tail_from, tail_until from analytics_rollup_progress where program_id = $1",
     [programId],
   );
   const p = progress.rows[0] as Record<string, Date> | undefined;
@@ -71,6 +71,7 @@ try {
     hoursUntil: p?.hours_until ?? null,
     daysUntil: p?.days_until ?? null,
     monthsUntil: p?.months_until ?? null,
+    halfHoursFrom: p?.half_hours_from ?? null,
     partialsUntil: p?.partials_until ?? null,
     tailFrom: p?.tail_from ?? null,
     tailUntil: p?.tail_until ?? null,

@@ -1,4 +1,4 @@
-import { type SQL, sql } from "drizzle-orm";
+import { eq, type SQL, sql } from "drizzle-orm";
 import {
   type AnalyticsDimension,
   analyticsRollupProgress,
@@ -29,7 +29,8 @@ export async function readKeyAndReach(
     db.execute(apiKeyRecordQuery(keyHash)),
     db.execute(sql`
       select ${g.hoursUntil} as hours_until, ${g.daysUntil} as days_until, ${g.monthsUntil} as months_until,
-             ${g.partialsUntil} as partials_until, ${g.tailFrom} as tail_from, ${g.tailUntil} as tail_until
+             ${g.halfHoursFrom} as half_hours_from, ${g.partialsUntil} as partials_until,
+             ${g.tailFrom} as tail_from, ${g.tailUntil} as tail_until
       from ${g}
       where ${g.programId} = (select ${k.programId} from ${k} where ${k.keyHash} = ${keyHash}::text and ${k.revokedAt} is null)`),
   ]);
@@ -40,10 +41,40 @@ export async function readKeyAndReach(
       hoursUntil: fromDriverOrNull(g.hoursUntil, reach.hours_until),
       daysUntil: fromDriverOrNull(g.daysUntil, reach.days_until),
       monthsUntil: fromDriverOrNull(g.monthsUntil, reach.months_until),
+      halfHoursFrom: fromDriverOrNull(g.halfHoursFrom, reach.half_hours_from),
       partialsUntil: fromDriverOrNull(g.partialsUntil, reach.partials_until),
       tailFrom: fromDriverOrNull(g.tailFrom, reach.tail_from),
       tailUntil: fromDriverOrNull(g.tailUntil, reach.tail_until),
     },
+  };
+}
+
+/**
+ * How far one program's rollups reach, read by its id (the dashboard's reads, which find the program through
+ * a membership, not a key).
+ */
+export async function readReach(db: Database, programId: number): Promise<RollupReach> {
+  const g = analyticsRollupProgress;
+  const [progress] = await db
+    .select({
+      hoursUntil: g.hoursUntil,
+      daysUntil: g.daysUntil,
+      monthsUntil: g.monthsUntil,
+      halfHoursFrom: g.halfHoursFrom,
+      partialsUntil: g.partialsUntil,
+      tailFrom: g.tailFrom,
+      tailUntil: g.tailUntil,
+    })
+    .from(g)
+    .where(eq(g.programId, programId));
+  return {
+    hoursUntil: progress?.hoursUntil ?? null,
+    daysUntil: progress?.daysUntil ?? null,
+    monthsUntil: progress?.monthsUntil ?? null,
+    halfHoursFrom: progress?.halfHoursFrom ?? null,
+    partialsUntil: progress?.partialsUntil ?? null,
+    tailFrom: progress?.tailFrom ?? null,
+    tailUntil: progress?.tailUntil ?? null,
   };
 }
 
@@ -102,9 +133,10 @@ function labelOf(dimension: AnalyticsDimension): SQL {
 }
 
 /**
- * Sums each source's measures over the segments (rollup rows for the whole hours, days and months, the raw
- * events for the rest), ranks the sources (clicks, then sales, then leads, then value) and returns the top
- * `limit` per currency, with every other source summed into one row (value null). One statement.
+ * Sums each source's measures over the segments (rollup rows for the whole half hours, hours, days and months
+ * and the partial sets, the raw events for the rest), ranks the sources (clicks, then sales, then leads, then
+ * value) and returns the top `limit` per currency, with every other source summed into one row (value null).
+ * One statement.
  */
 export async function readSources(
   db: Database,

@@ -42,7 +42,7 @@ export interface RollupOptions {
 export interface RollupRun {
   /** Programs whose hours moved forward in this run. */
   programs: number;
-  /** Hour, day and month rows written. */
+  /** Half-hour, hour, day and month rows written (and partial rows). */
   rows: number;
 }
 
@@ -93,10 +93,12 @@ export function tailTarget(now: Date): Date {
  * The rows are plain inserts under the primary key, so even without the lock a second copy of an hour
  * would fail the whole run rather than count twice.
  *
- * 1. A program with events and no progress row starts at its first event's UTC hour, day and month.
+ * 1. A program with events and no progress row starts at its first event's UTC hour, day and month, as soon
+ *    as that hour is the target's (a new program's first hour under way gets its `hour_partial` set at once:
+ *    a launch's first hour may hold thousands of events).
  * 2. Each program's hours from `hours_until` up to the target (at most `maxHoursPerRun`) are read from the
- *    raw events (the same facts the raw reads use) and written as hourly rows, one per dimension, value and
- *    currency; `hours_until` moves to the end of them.
+ *    raw events (the same facts the raw reads use) and written as half-hourly and hourly rows, one per
+ *    dimension, value and currency; `hours_until` moves to the end of them.
  * 3. Whole UTC days below `hours_until` are summed from the hourly rows into daily rows, whole UTC months
  *    below `days_until` from the daily rows into monthly rows.
  * 4. When `hours_until` moved (or the set is missing), the partial rows of the day and the month under way
@@ -132,9 +134,9 @@ export async function rollUpAnalytics(
   const results = await db.batch([
     db.execute(sql`select pg_advisory_xact_lock(${rollupLockKey}::bigint)`),
     db.execute(sql`
-      insert into ${g} (${columnList(g.programId, g.hoursUntil, g.daysUntil, g.monthsUntil)})
+      insert into ${g} (${columnList(g.programId, g.hoursUntil, g.daysUntil, g.monthsUntil, g.halfHoursFrom)})
       select id, date_trunc('hour', first_at, 'UTC'), date_trunc('day', first_at, 'UTC'),
-             date_trunc('month', first_at, 'UTC')
+             date_trunc('month', first_at, 'UTC'), date_trunc('hour', first_at, 'UTC')
       from (
         select ${programs.id} as id, least(
                  ${firstEventAt(clickEvents)},
@@ -145,26 +147,39 @@ export async function rollUpAnalytics(
         where ${inScope(sql`${programs.id}`)}
           and not exists (select 1 from ${g} where ${g.programId} = ${programs.id})
       ) f
-      where first_at is not null and first_at < ${target}::timestamptz`),
+      where first_at is not null and date_trunc('hour', first_at, 'UTC') <= ${target}::timestamptz`),
+    // Statement 2: the facts are read once, summed per half hour; the hours are summed from those sums. A
+    // program rolled up before half hours existed (half_hours_from null) has them from the first hour this
+    // code rolls.
     db.execute(sql`
       with w as (${pending}),
-      hourly as (
-        ${rollupInsert}
-        select f.program_id, d.dimension, 'hour', date_trunc('hour', f.at, 'UTC'), d.value, f.currency,
-               ${summedMeasures}
+      halves as materialized (
+        select f.program_id, d.dimension, date_bin('30 minutes', f.at, timestamptz '2000-01-01 00:00:00+00') as bucket,
+               d.value, f.currency, ${summedMeasures}
         from w
         cross join lateral (${scopedEventFacts({
           program: (column) => sql`${column} = w.program_id`,
           time: (column) => sql`${column} >= w.from_at and ${column} < w.to_at`,
         })}) f
         cross join lateral (values ${dimensions}) d(dimension, value)
+        group by 1, 2, 3, 4, 5),
+      half_hourly as (
+        ${rollupInsert}
+        select program_id, dimension, 'half_hour', bucket, value, currency, ${sums} from halves
+        returning 1),
+      hourly as (
+        ${rollupInsert}
+        select program_id, dimension, 'hour', date_trunc('hour', bucket, 'UTC'), value, currency, ${summedMeasures}
+        from halves
         group by 1, 2, 3, 4, 5, 6
         returning 1),
       moved as (
-        update ${g} set ${columnName(g.hoursUntil)} = w.to_at, ${columnName(g.updatedAt)} = ${now.toISOString()}::timestamptz
+        update ${g} set ${columnName(g.hoursUntil)} = w.to_at, ${columnName(g.updatedAt)} = ${now.toISOString()}::timestamptz,
+               ${columnName(g.halfHoursFrom)} = coalesce(${g.halfHoursFrom}, w.from_at)
         from w where ${g.programId} = w.program_id
         returning 1)
-      select (select count(*) from moved) as programs, (select count(*) from hourly) as rows`),
+      select (select count(*) from moved) as programs,
+             (select count(*) from hourly) + (select count(*) from half_hourly) as rows`),
     db.execute(sql`
       with w as (
         select ${g.programId} as program_id, ${g.daysUntil} as from_at, date_trunc('day', ${g.hoursUntil}, 'UTC') as to_at
@@ -201,6 +216,8 @@ export async function rollUpAnalytics(
         update ${g} set ${columnName(g.monthsUntil)} = w.to_at from w where ${g.programId} = w.program_id
         returning 1)
       select (select count(*) from moved) as programs, (select count(*) from monthly) as rows`),
+    // Statement 4: older partial sets go once two hours have passed, so a reader that read the progress just
+    // before this run still finds the set it was told about.
     db.execute(sql`
       with w as (
         select ${g.programId} as program_id, ${g.hoursUntil} as hours_until, ${g.daysUntil} as days_until,
@@ -223,8 +240,6 @@ export async function rollUpAnalytics(
          and ${r.bucketStart} >= w.months_until and ${r.bucketStart} < w.days_until
         group by ${r.programId}, ${r.dimension}, w.hours_until, ${r.value}, ${r.currency}
         returning 1),
-      -- Older sets go once two hours have passed: a reader that read the progress just before this run
-      -- still finds the set it was told about.
       gone as (
         delete from ${analyticsRollups} using w
         where ${analyticsRollups.programId} = w.program_id and ${analyticsRollups.grain} in ('day_partial', 'month_partial')
@@ -236,10 +251,11 @@ export async function rollUpAnalytics(
       select (select count(*) from moved) as programs,
              (select count(*) from day_partial) + (select count(*) from month_partial) as rows,
              (select count(*) from gone) as removed`),
+    // Statement 5: while the previous set still counts from hours_until (tail_from), carry it over
+    // (carried_until) and read only what came since.
     db.execute(sql`
       with w as (
         select ${g.programId} as program_id, ${g.hoursUntil} as from_at, ${tailUntil}::timestamptz as to_at,
-               -- The previous set still counts from hours_until: carry it over and read only what came since.
                case when ${g.tailFrom} = ${g.hoursUntil} and ${g.tailUntil} < ${tailUntil}::timestamptz
                     then ${g.tailUntil} end as carried_until
         from ${g}

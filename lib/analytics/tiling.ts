@@ -5,6 +5,8 @@ export interface RollupReach {
   hoursUntil: Date | null;
   daysUntil: Date | null;
   monthsUntil: Date | null;
+  /** Half-hour rows exist for [`halfHoursFrom`, `hoursUntil`) (absent or null: none). */
+  halfHoursFrom?: Date | null;
   /**
    * The `hours_until` whose partial rows are written (absent or null: none). Only when it equals `hoursUntil`
    * may a range read the day under way [`daysUntil`, `hoursUntil`) and the month under way
@@ -27,10 +29,12 @@ export interface Segment {
   key?: Date;
 }
 
+const halfHourMs = 1_800_000;
 const hourMs = 3_600_000;
 const dayMs = 24 * hourMs;
 
 function nextBoundary(grain: RollupGrain, at: Date): Date {
+  if (grain === "half_hour") return new Date(at.getTime() + halfHourMs);
   if (grain === "hour") return new Date(at.getTime() + hourMs);
   if (grain === "day") return new Date(at.getTime() + dayMs);
   return new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth() + 1, 1));
@@ -38,27 +42,31 @@ function nextBoundary(grain: RollupGrain, at: Date): Date {
 
 function alignedTo(grain: RollupGrain, at: Date): boolean {
   const t = at.getTime();
+  if (grain === "half_hour") return t % halfHourMs === 0;
   if (grain === "hour") return t % hourMs === 0;
   if (grain === "day") return t % dayMs === 0;
   return t % dayMs === 0 && at.getUTCDate() === 1;
 }
 
-function floorHour(at: Date): Date {
-  return new Date(Math.floor(at.getTime() / hourMs) * hourMs);
+function floorHalfHour(at: Date): Date {
+  return new Date(Math.floor(at.getTime() / halfHourMs) * halfHourMs);
 }
 
 /**
- * Covers [from, to) exactly with the coarsest pieces available: whole UTC months, days and hours from the
- * rollups where they reach, raw events for the rest (the partial hours at either end, a non-whole-hour
- * offset's half hours, and whatever the rollup job has not reached yet). Consecutive pieces of one source
- * are merged, so a range has at most a handful of segments whatever its length. Where the partial rows are
- * written, the month under way and the day under way are one piece each (`month_partial`, `day_partial`):
- * a range ending now reads two buckets for them, not up to 30 daily and 23 hourly ones. Where the
- * `hour_partial` set is written, the hour under way up to `tailUntil` is one more piece, and only the last
- * couple of minutes are read raw.
+ * Covers [from, to) exactly with the coarsest pieces available: whole UTC months, days, hours and half hours
+ * from the rollups where they reach, raw events for the rest (the partial half hours at either end, a
+ * quarter-hour offset's quarter, half hours before `halfHoursFrom`, and whatever the rollup job has not
+ * reached yet). Consecutive pieces of one source are merged, so a range has at most a handful of segments
+ * whatever its length. Where the partial rows are written, the month under way and the day under way are one
+ * piece each (`month_partial`, `day_partial`): a range ending now reads two buckets for them, not up to 30
+ * daily and 23 hourly ones. Where the `hour_partial` set is written, the hour under way up to `tailUntil` is
+ * one more piece, and only the last couple of minutes are read raw.
  */
 export function tileRange(from: Date, to: Date, reach: RollupReach): Segment[] {
+  // Half hours are written with the hours, so they reach as far; they start at `halfHoursFrom` (none: never).
+  const halvesFrom = reach.halfHoursFrom?.getTime() ?? Number.POSITIVE_INFINITY;
   const limits: Record<RollupGrain, number> = {
+    half_hour: reach.hoursUntil?.getTime() ?? Number.NEGATIVE_INFINITY,
     hour: reach.hoursUntil?.getTime() ?? Number.NEGATIVE_INFINITY,
     day: Math.min(reach.daysUntil?.getTime() ?? Number.NEGATIVE_INFINITY, reach.hoursUntil?.getTime() ?? 0),
     month: Math.min(
@@ -112,8 +120,9 @@ export function tileRange(from: Date, to: Date, reach: RollupReach): Segment[] {
       cursor = partial.to;
       continue;
     }
-    const grain = (["month", "day", "hour"] as const).find((g) => {
+    const grain = (["month", "day", "hour", "half_hour"] as const).find((g) => {
       if (!alignedTo(g, cursor)) return false;
+      if (g === "half_hour" && cursor.getTime() < halvesFrom) return false;
       const next = nextBoundary(g, cursor).getTime();
       return next <= end && next <= limits[g];
     });
@@ -123,9 +132,9 @@ export function tileRange(from: Date, to: Date, reach: RollupReach): Segment[] {
       cursor = next;
       continue;
     }
-    // Raw up to the next whole hour that an hourly rollup could cover, or to the end.
-    const nextHour = new Date(floorHour(cursor).getTime() + hourMs);
-    const rawEnd = cursor.getTime() >= limits.hour ? end : Math.min(end, nextHour.getTime());
+    // Raw up to the next half hour, where a half-hourly or hourly rollup may take over, or to the end.
+    const nextHalfHour = floorHalfHour(cursor).getTime() + halfHourMs;
+    const rawEnd = cursor.getTime() >= limits.hour ? end : Math.min(end, nextHalfHour);
     const stop = new Date(rawEnd);
     push("raw", cursor, stop);
     cursor = stop;

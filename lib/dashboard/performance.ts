@@ -1,7 +1,7 @@
-import { eq, type SQL, sql } from "drizzle-orm";
-import { analyticsRollupProgress, analyticsRollups } from "../../schema/analytics.ts";
+import { type SQL, sql } from "drizzle-orm";
+import { analyticsRollups } from "../../schema/analytics.ts";
 import { type AnalyticsQuery, parseAnalyticsQuery } from "../analytics/analytics-request.ts";
-import { readSources } from "../analytics/analytics-store.ts";
+import { readReach, readSources } from "../analytics/analytics-store.ts";
 import { type AnalyticsReport, buildReport, type SourceFigures } from "../analytics/build-report.ts";
 import { liveEventFacts, measureColumns, summedMeasures } from "../analytics/event-facts.ts";
 import { type RollupReach, type Segment, tileRange } from "../analytics/tiling.ts";
@@ -196,25 +196,7 @@ export async function readPerformance(
   query: AnalyticsQuery,
 ): Promise<PerformanceReport> {
   // How far this program's rollups reach (one row per program; none: everything is read raw).
-  const [progress] = await db
-    .select({
-      hoursUntil: analyticsRollupProgress.hoursUntil,
-      daysUntil: analyticsRollupProgress.daysUntil,
-      monthsUntil: analyticsRollupProgress.monthsUntil,
-      partialsUntil: analyticsRollupProgress.partialsUntil,
-      tailFrom: analyticsRollupProgress.tailFrom,
-      tailUntil: analyticsRollupProgress.tailUntil,
-    })
-    .from(analyticsRollupProgress)
-    .where(eq(analyticsRollupProgress.programId, programId));
-  const reach: RollupReach = {
-    hoursUntil: progress?.hoursUntil ?? null,
-    daysUntil: progress?.daysUntil ?? null,
-    monthsUntil: progress?.monthsUntil ?? null,
-    partialsUntil: progress?.partialsUntil ?? null,
-    tailFrom: progress?.tailFrom ?? null,
-    tailUntil: progress?.tailUntil ?? null,
-  };
+  const reach = await readReach(db, programId);
   const [sources, seriesRows] = await Promise.all([
     readSources(db, {
       programId,

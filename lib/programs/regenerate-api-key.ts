@@ -61,6 +61,7 @@ export async function regenerateApiKey(
                              join ${m} on ${m.advertiserId} = ${p.advertiserId}
                              where ${p.id} = ${programId} and ${m.userId} = ${input.userId}
                                and ${m.status} = 'active' and ${m.role} = 'owner'), 'key owner')`),
+      // Ends in `select * from old`: data-modifying CTEs run whether or not the final select reads them.
       db.execute<{
         key_prefix: string;
         key_last4: string | null;
@@ -98,7 +99,6 @@ export async function regenerateApiKey(
           from ${p} where ${p.id} = ${programId}
           returning ${a.id}
         )
-        -- Data-modifying CTEs run whether or not the final select reads them.
         select * from old`),
     ]);
     return {

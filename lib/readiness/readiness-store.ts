@@ -137,6 +137,9 @@ export async function readReadinessFacts(
     sql`${table.programId} = (select id from program) and not ${table.isTest}`;
   // The CTEs' own column names (program_id, created_at, ...) are local to this statement; every table
   // column is named through the schema.
+  // recent_refunds: by the refund's own program (set from its sale's at insert), newest first by
+  // refunds_program_created_idx; a test sale's refunds are skipped by its primary key. 'fraud' is
+  // informational: flags never change a check or the verdict.
   const result = await db.execute<{ key: KeyRow | null; facts: FactsRow | null }>(sql`
     with key as (
       select ${k.programId} as program_id, ${k.isTest} as is_test, ${k.keyPrefix} as key_prefix,
@@ -197,8 +200,6 @@ export async function readReadinessFacts(
       order by ${cm.createdAt} desc limit ${n}::int
     ),
     recent_refunds as (
-      -- By the refund's own program (set from its sale's at insert), newest first by
-      -- refunds_program_created_idx; a test sale's refunds are skipped by its primary key.
       select ${r.createdAt} as created_at from ${refunds} ${r}
       where ${r.programId} = (select id from program)
         and exists (select 1 from ${saleEvents} ${s} where ${s.id} = ${r.saleId} and not ${s.isTest})
@@ -235,7 +236,6 @@ export async function readReadinessFacts(
         'refunds', (select json_build_object('count', count(*), 'last_at', max(created_at)) from recent_refunds),
         'test_events', (select json_build_object('count', least(count(*), ${n}::int), 'last_at', max(created_at))
                         from recent_tests),
-        -- Informational: flags never change a check or the verdict.
         'fraud', json_build_object(
           'leads', (select count(*) from recent_leads where cardinality(fraud_flags) > 0),
           'sales', (select count(*) from recent_sales where cardinality(fraud_flags) > 0),

@@ -101,6 +101,9 @@ export async function readRefundFacts(
   const namespaces = sql`('live', 'test:' || ${keyProgram})`;
   const [keyRows, saleRows] = await db.batch([
     db.execute(apiKeyRecordQuery(keyHash)),
+    // The sale by the given id, or by any other id of the payment: a provider-recorded sale by its
+    // Checkout Session id, an invoice sale by its PaymentIntent id (payment_aliases, the one index of a
+    // payment's ids); a live sale before a test sale of the same id.
     db.execute(sql`
       select ${refundFactsColumns}
       from ${saleEvents} ${s}
@@ -110,11 +113,8 @@ export async function readRefundFacts(
           select ${x.id} from ${saleEvents} ${x}
           where ${x.idNamespace} in ${namespaces} and ${x.processorEventId} = ${transactionId}::text
           union all
-          -- Any other id of the payment: a provider-recorded sale by its Checkout Session id, an invoice
-          -- sale by its PaymentIntent id (payment_aliases, the one index of a payment's ids).
           select ${a.saleId} from ${paymentAliases} ${a}
           where ${a.namespace} in ${namespaces} and ${a.alias} = ${transactionId}::text and ${a.saleId} is not null)
-      -- A live sale before a test sale of the same id.
       order by ${s.isTest}, ${s.id}
       limit 1`),
   ]);
@@ -168,13 +168,14 @@ export async function writeRefund(
   ];
   const c = w.commission;
   if (c) {
+    // A commission leaving status 'paid' must not lose the payout (paid_out_at): later refunds of it are
+    // flagged as well.
     statements.push(sql`
       with updated as (
         update ${m}
         set ${columnName(m.status)} = ${c.status}, ${columnName(m.deductedCents)} = ${c.newDeductedCents}::bigint,
             ${columnName(m.refundReason)} = ${w.recordedReason},
             ${columnName(m.needsManualReview)} = ${m.needsManualReview} or ${c.flagForReview}::boolean,
-            -- Leaving status 'paid' must not lose the payout: later refunds of it are flagged as well.
             ${columnName(m.paidOutAt)} =
               case when ${m.status} = 'paid' then coalesce(${m.paidOutAt}, ${at}::timestamptz) else ${m.paidOutAt} end,
             ${columnName(m.version)} = ${m.version} + 1, ${columnName(m.updatedAt)} = ${at}::timestamptz

@@ -57,7 +57,9 @@ export function leadWebhookStatement(at: string): SQL {
   return leadWebhook({ at });
 }
 
-// Rendered once per isolate (`preparedSql`): every lead's write runs it.
+// Rendered once per isolate (`preparedSql`): every lead's write runs it. currval in a scalar subquery is
+// evaluated once (an init plan), so the lookup is the primary key's; compared per row, a volatile function
+// forces a sequential scan of every lead.
 const leadWebhook = preparedSql(["at"], (p) => {
   const sequenceOfId = sql.raw(`'${getTableName(leadEvents)}', '${leadEvents.id.name}'`);
   return sql`
@@ -66,8 +68,6 @@ const leadWebhook = preparedSql(["at"], (p) => {
              'click_id', ${l.clickId}, 'customer_key', ${l.customerKey}, 'event_name', ${l.eventName},
              'provisional', ${l.provisional}, 'is_test', ${l.isTest}, 'created_at', ${l.createdAt}), ${p.at}::timestamptz)
     from ${leadEvents} ${l}
-    -- currval in a scalar subquery is evaluated once (an init plan), so the lookup is the primary key's;
-    -- compared per row, a volatile function forces a sequential scan of every lead.
     where ${l.id} = (select currval(pg_get_serial_sequence(${sequenceOfId})))`;
 });
 

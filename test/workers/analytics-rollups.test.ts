@@ -2,6 +2,7 @@ import { eq, inArray, sql } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
 import { parseAnalyticsQuery } from "../../lib/analytics/analytics-request.ts";
 import { readKeyAndReach } from "../../lib/analytics/analytics-store.ts";
+import { measureColumns } from "../../lib/analytics/event-facts.ts";
 import { readAnalytics } from "../../lib/analytics/read-analytics.ts";
 import {
   rebuildRollups,
@@ -172,6 +173,7 @@ describe("analytics rollups", () => {
       [
         "day",
         ...(hoursUntil > daysUntil ? ["day_partial"] : []),
+        "half_hour",
         "hour",
         ...(tailHasEvents ? ["hour_partial"] : []),
         "month",
@@ -180,6 +182,22 @@ describe("analytics rollups", () => {
     );
     // The partial rows of the day and the month under way are keyed by, and marked written at, hours_until.
     expect(progress?.partialsUntil?.toISOString()).toBe(target.toISOString());
+    // Half hours from the program's first hour; each hour's row is the sum of its two halves' rows.
+    const first = Math.min(...facts.map((f) => f.at.getTime()));
+    expect(progress?.halfHoursFrom?.toISOString()).toBe(
+      new Date(Math.floor(first / hour) * hour).toISOString(),
+    );
+    const unequal = await db.execute(sql`
+      select count(*)::int as n from (
+        select dimension, date_trunc('hour', bucket_start, 'UTC') as h, value, currency,
+               ${sql.raw(measureColumns.map((m) => `sum(case when grain = 'hour' then ${m} else -${m} end) as ${m}`).join(", "))},
+               count(*) filter (where grain = 'hour') as hours,
+               count(*) filter (where grain = 'half_hour') as halves
+        from analytics_rollups
+        where program_id = ${p.programId}::int and grain in ('hour', 'half_hour')
+        group by 1, 2, 3, 4) x
+      where ${sql.raw(measureColumns.map((m) => `${m} <> 0`).join(" or "))} or hours <> 1 or halves = 0`);
+    expect(unequal.rows[0]?.n).toBe(0);
     expect(await answers(p.apiKey)).toEqual(raw);
     expect(await answers(p.apiKey, "raw")).toEqual(raw);
     // Nothing left: a second run writes nothing.
@@ -200,6 +218,18 @@ describe("analytics rollups", () => {
     expect(response.status).toBe(200);
     const changed = response.body.data as Answer;
     expect(changed.totals.clicks).toBeGreaterThan((raw[0]?.totals.clicks ?? 0) + 999);
+    // A Kolkata day starts at half past a UTC hour: its first half hour is read from the half-hourly row.
+    const kolkata = queries[10] as Record<string, string>;
+    const beforeHalf = (await analytics(p.apiKey, kolkata)).totals.clicks;
+    await db.execute(sql`
+      update analytics_rollups set clicks = clicks + 1000
+      where program_id = ${p.programId}::int and dimension = 'referrer_domain' and grain = 'half_hour'
+        and bucket_start = ${k0.toISOString()}::timestamptz and currency = '' and value = (
+          select min(value) from analytics_rollups
+          where program_id = ${p.programId}::int and dimension = 'referrer_domain' and grain = 'half_hour'
+            and bucket_start = ${k0.toISOString()}::timestamptz and currency = '')`);
+    const halfChanged = await analytics(p.apiKey, kolkata);
+    expect(halfChanged.totals.clicks).toBe(beforeHalf + 1000);
     const run = await rebuildRollups(db, now, { programIds: [p.programId] });
     expect(run.rows).toBe(before.length);
     expect(await rollupRows(p.programId)).toEqual(before);
@@ -233,6 +263,30 @@ describe("analytics rollups", () => {
     const progress = await progressOf(p.programId);
     expect(progress?.hoursUntil.getTime()).toBeGreaterThan(at.getTime());
     expect(refunded(await analytics(p.apiKey, q))).toBe(refunded(raw[0]) + plus);
+  });
+
+  it("a program rolled up before half hours existed gets them from the next hour the job rolls", async () => {
+    const other = await dataSet(20261127);
+    await rollUpAll(db, new Date(now.getTime() - 3 * hour), { programIds: [other.p.programId] });
+    // As migration 0024 leaves such a program: no half-hour rows, half_hours_from null.
+    await db.execute(
+      sql`delete from analytics_rollups where program_id = ${other.p.programId}::int and grain = 'half_hour'`,
+    );
+    await db.execute(
+      sql`update analytics_rollup_progress set half_hours_from = null where program_id = ${other.p.programId}::int`,
+    );
+    const before = await progressOf(other.p.programId);
+    const fromRaw = await answers(other.p.apiKey, "raw");
+    expect(await answers(other.p.apiKey)).toEqual(fromRaw);
+    await rollUpAll(db, now, { programIds: [other.p.programId] });
+    const after = await progressOf(other.p.programId);
+    expect(after?.halfHoursFrom?.toISOString()).toBe(before?.hoursUntil.toISOString());
+    const halves = (await rollupRows(other.p.programId)).filter((r) => r.grain === "half_hour");
+    expect(halves.length).toBeGreaterThan(0);
+    const first = Math.min(...halves.map((r) => new Date(String(r.bucket_start)).getTime()));
+    expect(first).toBeGreaterThanOrEqual(before?.hoursUntil.getTime() ?? Number.POSITIVE_INFINITY);
+    // The Kolkata queries' older half hours are read raw: every answer is still the raw one.
+    expect(await answers(other.p.apiKey)).toEqual(fromRaw);
   });
 
   it("two overlapping runs never count an hour twice", async () => {
@@ -350,6 +404,27 @@ describe("analytics rollups", () => {
     expect(progress?.tailUntil?.toISOString()).toBe(at(68).toISOString());
     expect((await tailSets()).get(at(68).toISOString()) ?? 0).toBe(liveClicks(60, 68));
     expect(await answer(at(70))).toEqual(await answer(at(70), "raw"));
+  });
+
+  it("a new program's first hour under way is summed at once, before any hour of it is over", async () => {
+    const h = new Date(rollupTarget(now).getTime() - 2 * hour);
+    const at = (minutes: number) => new Date(h.getTime() + minutes * 60_000);
+    const { p: q } = await dataSet(20261129, { clicks: 60, from: at(1), boundaries: [at(5), at(20)] });
+    await rollUpAll(db, at(30), { programIds: [q.programId] });
+    const progress = await progressOf(q.programId);
+    expect(progress?.hoursUntil.toISOString()).toBe(h.toISOString());
+    expect(progress?.tailFrom?.toISOString()).toBe(h.toISOString());
+    expect(progress?.tailUntil?.toISOString()).toBe(at(28).toISOString());
+    const { key: record, reach } = await readKeyAndReach(db, await sha256Hex(q.apiKey));
+    const parsed = parseAnalyticsQuery(
+      { group_by: "utm_source", start: h.toISOString(), end: at(30).toISOString() },
+      at(30),
+    );
+    if (!record || !parsed.ok) throw new Error("bad key or query");
+    const none = { hoursUntil: null, daysUntil: null, monthsUntil: null };
+    const fromRollups = await readAnalytics(db, q.programId, parsed.query, reach);
+    expect(fromRollups.totals.clicks).toBeGreaterThan(0);
+    expect(fromRollups).toEqual(await readAnalytics(db, q.programId, parsed.query, none));
   });
 
   it("a program without events gets no progress row; the job leaves other programs alone", async () => {

@@ -86,6 +86,34 @@ describe("tileRange: exact cover of a range with the coarsest rollups available"
     ]);
   });
 
+  it("with half hours: a half-hour offset's day starts with a half-hourly bucket, a quarter-hour offset's after a raw quarter", () => {
+    const withHalves = { ...reach, halfHoursFrom: t("2025-01-01T00:00:00Z") };
+    // Asia/Kolkata (+05:30): from its midnight, then to an end at its midnight again.
+    expect(view(tileRange(t("2026-11-01T18:30:00Z"), t("2026-11-20T18:30:00Z"), withHalves))).toEqual([
+      "half_hour 2026-11-01T18:30:00.000Z 2026-11-01T19:00:00.000Z",
+      "hour 2026-11-01T19:00:00.000Z 2026-11-02T00:00:00.000Z",
+      "day 2026-11-02T00:00:00.000Z 2026-11-20T00:00:00.000Z",
+      "hour 2026-11-20T00:00:00.000Z 2026-11-20T18:00:00.000Z",
+      "half_hour 2026-11-20T18:00:00.000Z 2026-11-20T18:30:00.000Z",
+    ]);
+    // Asia/Kathmandu (+05:45): its midnight is 18:15 UTC, a raw quarter hour then the half-hourly bucket.
+    expect(view(tileRange(t("2026-11-01T18:15:00Z"), t("2026-11-02T01:00:00Z"), withHalves))).toEqual([
+      "raw 2026-11-01T18:15:00.000Z 2026-11-01T18:30:00.000Z",
+      "half_hour 2026-11-01T18:30:00.000Z 2026-11-01T19:00:00.000Z",
+      "hour 2026-11-01T19:00:00.000Z 2026-11-02T01:00:00.000Z",
+    ]);
+    // Not before half_hours_from (a program rolled up before the half hours existed), nor past hours_until.
+    const since = { ...reach, halfHoursFrom: t("2026-11-10T00:00:00Z") };
+    expect(view(tileRange(t("2026-11-01T18:30:00Z"), t("2026-11-01T20:00:00Z"), since))).toEqual([
+      "raw 2026-11-01T18:30:00.000Z 2026-11-01T19:00:00.000Z",
+      "hour 2026-11-01T19:00:00.000Z 2026-11-01T20:00:00.000Z",
+    ]);
+    expect(view(tileRange(t("2026-11-23T14:00:00Z"), t("2026-11-23T15:30:00Z"), withHalves))).toEqual([
+      "hour 2026-11-23T14:00:00.000Z 2026-11-23T15:00:00.000Z",
+      "raw 2026-11-23T15:00:00.000Z 2026-11-23T15:30:00.000Z",
+    ]);
+  });
+
   it("nothing rolled up yet: one raw segment", () => {
     const none = { hoursUntil: null, daysUntil: null, monthsUntil: null };
     expect(view(tileRange(t("2026-01-01T00:00:00Z"), t("2026-03-01T00:00:00Z"), none))).toEqual([

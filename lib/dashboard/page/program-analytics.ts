@@ -1,6 +1,5 @@
-import { eq } from "drizzle-orm";
-import { analyticsRollupProgress } from "../../../schema/analytics.ts";
 import type { AnalyticsQuery } from "../../analytics/analytics-request.ts";
+import { readReach } from "../../analytics/analytics-store.ts";
 import type { AnalyticsReport } from "../../analytics/build-report.ts";
 import { readAnalytics } from "../../analytics/read-analytics.ts";
 import type { Database } from "../../db/client.ts";
@@ -14,17 +13,5 @@ export async function readProgramAnalytics(
   programId: number,
   query: AnalyticsQuery,
 ): Promise<AnalyticsReport> {
-  const [progress] = await db
-    .select({
-      hoursUntil: analyticsRollupProgress.hoursUntil,
-      daysUntil: analyticsRollupProgress.daysUntil,
-      monthsUntil: analyticsRollupProgress.monthsUntil,
-    })
-    .from(analyticsRollupProgress)
-    .where(eq(analyticsRollupProgress.programId, programId));
-  return readAnalytics(db, programId, query, {
-    hoursUntil: progress?.hoursUntil ?? null,
-    daysUntil: progress?.daysUntil ?? null,
-    monthsUntil: progress?.monthsUntil ?? null,
-  });
+  return readAnalytics(db, programId, query, await readReach(db, programId));
 }

@@ -40,6 +40,7 @@ export async function readFactsAndRecordVisit(
   const o = alias(clickEvents, "o");
   const p = programs;
   const v = visitEvents;
+  // The program id compares as bigint: any integer the body may carry compares without an out-of-range error.
   const result = await db.execute<VisitRow>(sql`
     with sent as (
       select coalesce(${c.visitorClickId}, ${c.clickId}) as click_id
@@ -60,7 +61,6 @@ export async function readFactsAndRecordVisit(
       select click.click_id, click.program_id, click.partner_id, ${w.url}, ${w.referrer}::text,
              click.is_test or ${w.testMode}::boolean, ${w.now.toISOString()}::timestamptz
       from click
-      -- bigint: any integer the body may carry compares without an out-of-range error
       where ${w.programId}::bigint is null or click.program_id = ${w.programId}::bigint
       returning ${v.id}
     )
