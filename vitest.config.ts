@@ -1,6 +1,7 @@
 import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
+import { kCurrentWorker } from "miniflare";
 import { defineConfig } from "vitest/config";
 import { apiAuxWorker } from "./test/setup/api-aux-worker.ts";
 
@@ -71,9 +72,12 @@ export default defineConfig({
         plugins: [
           stripeWithoutSourceMaps,
           cloudflareTest(async ({ inject }) => ({
-            main: "./functions/api/index.ts",
+            // Both HTTP workers, routed by path (the API worker's bindings cover the tracking worker's).
+            main: "./test/workers/routed-workers.ts",
             wrangler: { configPath: "./wrangler.toml" },
             miniflare: {
+              // The API worker's test events reach the tracking worker's routes through this same entry.
+              serviceBindings: { TRACKING: kCurrentWorker },
               bindings: {
                 DATABASE_URL: inject("sqlConnectionString"),
                 NEON_FETCH_ENDPOINT: inject("sqlEndpointUrl"),
@@ -129,7 +133,7 @@ export default defineConfig({
           }),
         ],
         test: {
-          // The payments provider's events worker; its tests call the API worker's default export in-process
+          // The payments provider's events worker; its tests call the tracking worker's default export in-process
           // for clicks, leads and sales, and the bundled API worker consumes the notifications queue.
           name: "stripe-events",
           include: ["test/stripe-events/**/*.test.ts"],

@@ -20,7 +20,13 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import autocannon, { type AutocannonRequest, type AutocannonResult } from "autocannon";
-import { type LocalStack, PROJECT_ROOT, startLocalStack, WORKERS } from "../dev/local-stack.ts";
+import {
+  type LocalStack,
+  PROJECT_ROOT,
+  type StackWorker,
+  startLocalStack,
+  WORKERS,
+} from "../dev/local-stack.ts";
 import type { Demo } from "../dev/seed.ts";
 import { issueApiKey } from "../lib/auth/api-keys.ts";
 import { signedCheckoutEvent } from "./checkout-event.ts";
@@ -324,11 +330,12 @@ function freshIp(): string {
 let stack: LocalStack | undefined;
 let dataDir: string | undefined;
 let running: ReturnType<typeof autocannon> | undefined;
-let profiler: CpuProfiler | undefined;
+/** With `--profile`: one CPU profiler per worker of the stack, by worker name. */
+const profilers = new Map<string, CpuProfiler>();
 
 async function cleanUp(): Promise<void> {
   running?.stop();
-  profiler?.close();
+  for (const profiler of profilers.values()) profiler.close();
   await stack?.stop();
   if (dataDir) await rm(dataDir, { recursive: true, force: true });
 }
@@ -345,6 +352,7 @@ try {
   dataDir = await mkdtemp(join(tmpdir(), "affiliate-bench-"));
   const started = Date.now();
   const inspectorPort = profiling ? await freePort() : undefined;
+  const benchTrackingConfig = await benchConfig(dataDir, "wrangler.tracking.toml", "bench/floor-worker.ts");
   stack = await startLocalStack({
     ...(inspectorPort === undefined ? {} : { inspectorPort }),
     dataDir,
@@ -352,13 +360,18 @@ try {
     watch: false,
     logLevel: "warn",
     ...(process.env.DATABASE_URL ? { databaseUrl: process.env.DATABASE_URL } : {}),
-    workers: [{ config: await benchApiConfig(dataDir), routes: ["*/api/*"] }, ...WORKERS.slice(1)],
+    // The tracking worker's entry is the bench's (its routes plus the floors), routed the floors' path too.
+    workers: WORKERS.map((entry) =>
+      entry.config === "wrangler.tracking.toml"
+        ? { config: benchTrackingConfig, routes: [...(entry.routes ?? []), "*/api/bench/*"] }
+        : entry,
+    ),
   });
   const demo = stack.demo;
   if (!demo) throw new Error("the local stack did not seed the demo");
-  const apiWorker = stack.workers[0];
-  if (inspectorPort !== undefined && apiWorker)
-    profiler = await connectProfiler(inspectorPort, apiWorker.name);
+  if (inspectorPort !== undefined)
+    for (const worker of stack.workers)
+      profilers.set(worker.name, await connectProfiler(inspectorPort, worker.name));
   console.log(
     `local stack on ${stack.baseUrl} (${stack.sql.backend}) in ${((Date.now() - started) / 1000).toFixed(1)} s; ` +
       `${seconds} s per scenario, ${connections} connections\n`,
@@ -389,6 +402,8 @@ try {
     await load(stack.baseUrl, scenario, context, { amount: connections * 20 });
     await settle(scenario.afterResponseWrites ? 3000 : 250);
     stack.sql.resetStats();
+    const served = servingWorker(stack, scenario.path);
+    const profiler = profilers.get(served.name);
     await profiler?.start();
     const result = await load(stack.baseUrl, scenario, context, { duration: seconds });
     // In-flight requests cut off at the deadline may still finish their queries; the notifications queue
@@ -399,8 +414,7 @@ try {
     const figures = summarise(scenario, result, db);
     results.push(figures);
     print(figures);
-    if (profile && apiWorker)
-      await reportProfile(scenario.name, profile, apiWorker.outFile, figures.requests);
+    if (profile) await reportProfile(scenario.name, profile, served, figures.requests);
     if (figures.errors > 0) exitCode = 1;
   }
   printRatios(results);
@@ -498,25 +512,37 @@ function print(f: Figures): void {
 }
 
 /**
- * The API worker's wrangler config with `main` pointing at the bench's entry (the API worker plus the floor
- * routes), written into the run's temp folder: the bindings, queues and crons stay those of `wrangler.toml`.
+ * A copy of one of the project's wrangler configs with `main` pointing at a bench entry (here the tracking
+ * worker plus the floor routes), written into the run's temp folder: its bindings and queues stay the
+ * config's own.
  */
-async function benchApiConfig(folder: string): Promise<string> {
-  const config = await readFile(join(PROJECT_ROOT, "wrangler.toml"), "utf8");
+async function benchConfig(folder: string, configName: string, benchMain: string): Promise<string> {
+  const config = await readFile(join(PROJECT_ROOT, configName), "utf8");
   const main = /^main = ".*"$/m;
-  if (!main.test(config)) throw new Error("wrangler.toml has no main line");
-  const path = join(folder, "wrangler.bench.toml");
+  if (!main.test(config)) throw new Error(`${configName} has no main line`);
+  const path = join(folder, configName.replace(/\.toml$/, ".bench.toml"));
   // The copy lives in a temp folder, so every relative path it holds as a value (the assets directory, the
   // alias targets) is made absolute; the alias keys are module specifiers and stay as they are.
   const absolute = config.replace(
     /= "(\.\/[^"]*)"/g,
     (_, relative: string) => `= ${JSON.stringify(join(PROJECT_ROOT, relative))}`,
   );
-  await writeFile(
-    path,
-    absolute.replace(main, `main = ${JSON.stringify(join(PROJECT_ROOT, "bench/floor-worker.ts"))}`),
-  );
+  await writeFile(path, absolute.replace(main, `main = ${JSON.stringify(join(PROJECT_ROOT, benchMain))}`));
   return path;
+}
+
+/** The worker of the stack a scenario's requests reach: the one whose most specific route matches its path. */
+function servingWorker(stack: LocalStack, path: string): StackWorker {
+  const pathname = new URL(path, "http://bench").pathname;
+  const matching = stack.workers
+    .flatMap((worker) => worker.routes.map((route) => ({ worker, prefix: route.replace(/^\*/, "") })))
+    .filter(({ prefix }) =>
+      prefix.endsWith("*") ? pathname.startsWith(prefix.slice(0, -1)) : pathname === prefix,
+    )
+    .sort((a, b) => b.prefix.length - a.prefix.length);
+  const worker = matching[0]?.worker ?? stack.workers[0];
+  if (!worker) throw new Error("the local stack has no worker");
+  return worker;
 }
 
 /** Each scenario beside its floor: requests/s and p50 / p99, the throughput ratio and p99 / p50. */
@@ -553,16 +579,16 @@ function printRatios(results: readonly Figures[]): void {
 async function reportProfile(
   name: string,
   profile: Parameters<typeof summariseProfile>[0],
-  bundlePath: string,
+  worker: StackWorker,
   requests: number,
 ): Promise<void> {
   const folder = join(PROJECT_ROOT, ".bench-profiles");
   await mkdir(folder, { recursive: true });
   const file = join(folder, `${name.replace(/[^\w-]+/g, "_")}.cpuprofile`);
   await writeFile(file, JSON.stringify(profile));
-  const summary = await summariseProfile(profile, bundlePath, requests);
+  const summary = await summariseProfile(profile, worker.outFile, requests);
   console.log(
-    `  workerd busy/req    ${Math.round(summary.busyMicrosPerRequest)} us (API worker isolate, profiled; ${file})\n\n` +
+    `  workerd busy/req    ${Math.round(summary.busyMicrosPerRequest)} us (${worker.name} isolate, profiled; ${file})\n\n` +
       `${selfTimeTable(`${name}: module`, summary.byModule, 15)}\n\n` +
       `${selfTimeTable(`${name}: function`, summary.byFunction, 25)}\n`,
   );

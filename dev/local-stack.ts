@@ -15,6 +15,7 @@ import { fileURLToPath } from "node:url";
 import * as esbuild from "esbuild";
 import { Log, LogLevel, Miniflare, type MiniflareOptions, type WorkerOptions } from "miniflare";
 import type { Unstable_MiniflareWorkerOptions } from "wrangler";
+import { TRACKING_WORKER_PATHS } from "../functions/tracking/paths.ts";
 import { DEMO_PEOPLE } from "./demo-people.ts";
 import { startOidcProvider } from "./oidc-provider.ts";
 import { DEV_STRIPE_WEBHOOK_SECRET, type Demo, seedDemo } from "./seed.ts";
@@ -36,6 +37,8 @@ export interface WorkerEntry {
 /** The workers `npm run dev` runs. Adding a worker is one entry. */
 export const WORKERS: readonly WorkerEntry[] = [
   { config: "wrangler.toml", routes: ["*/api/*"] },
+  // Miniflare, like the edge, picks the most specific route: these win over the API worker's `*/api/*`.
+  { config: "wrangler.tracking.toml", routes: TRACKING_WORKER_PATHS.map((path) => `*${path}`) },
   { config: "wrangler.stripe-events.toml", routes: ["*/webhooks/*"] },
 ];
 

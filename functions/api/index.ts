@@ -7,9 +7,14 @@ import { consumeNotifications } from "../../lib/notifications/consumer.ts";
 import { runScheduledJobs } from "../../lib/scheduled-jobs.ts";
 import { consumeWebhookDeliveries, webhooksQueueName } from "../../lib/webhooks/consumer.ts";
 import { webhooksQueueWhenSigningAllowed } from "../../lib/webhooks/signing-key-gate.ts";
-import { createApp } from "./app.ts";
+import { createBaseApp } from "./base-app.ts";
+import { managementRoutes } from "./management-routes.ts";
 
-const app = createApp();
+/**
+ * The API worker: every route but the tracking worker's (functions/tracking), the crons and the queue
+ * consumers (notifications, outbound webhooks).
+ */
+const app = createBaseApp(managementRoutes);
 
 export default {
   fetch: app.fetch,

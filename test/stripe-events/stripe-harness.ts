@@ -2,7 +2,7 @@ import { createExecutionContext, SELF, waitOnExecutionContext } from "cloudflare
 import { env } from "cloudflare:workers";
 import { and, eq, ne, sql } from "drizzle-orm";
 import Stripe from "stripe";
-import apiWorker from "../../functions/api/index.ts";
+import trackingWorker from "../../functions/tracking/index.ts";
 import {
   customers,
   leadEvents,
@@ -36,7 +36,7 @@ export async function connectedProgram(
   return { ...p, accountId };
 }
 
-// ---- The API worker, called in-process (its default export) with this worker's bindings ----
+// ---- The tracking worker, called in-process (its default export) with this worker's bindings ----
 
 export async function api(
   path: string,
@@ -49,7 +49,7 @@ export async function api(
     headers: { "Content-Type": "application/json", "CF-Connecting-IP": freshIp(), ...headers },
     body: JSON.stringify(body),
   });
-  const response = await apiWorker.fetch(request, env, ctx);
+  const response = await trackingWorker.fetch(request, env, ctx);
   await waitOnExecutionContext(ctx);
   const text = await response.text();
   return { status: response.status, body: text ? JSON.parse(text) : {} };

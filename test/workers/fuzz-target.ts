@@ -1,13 +1,13 @@
 import { createExecutionContext, SELF, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { sql } from "drizzle-orm";
-import worker from "../../functions/api/index.ts";
 import { partners, programPartners, referralLinks } from "../../schema/index.ts";
 import type { Credentials, FuzzRequest, KnownValues } from "./fuzz-arbitraries.ts";
 import { db, freshIp, postJson, unique } from "./harness.ts";
 import type { OpenApiDocument, Operation } from "./openapi-schemas.ts";
 import { responseProblems } from "./openapi-schemas.ts";
 import { ownerWithProgram } from "./program-admin-harness.ts";
+import worker from "./routed-workers.ts";
 
 /**
  * What the fuzzer aims at: a signed-in owner's program with a partner, links, a click, a settled lead and

@@ -1,7 +1,6 @@
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, inject, it } from "vitest";
-import worker from "../../functions/api/index.ts";
 import { createProgram, freshIp } from "./harness.ts";
 import {
   burst,
@@ -12,6 +11,7 @@ import {
   type Send,
   type SendWithToken,
 } from "./rate-limit-helpers.ts";
+import worker from "./routed-workers.ts";
 
 // Runs when REDIS_URL is set (CI sets it): the Upstash client against the real Redis, through the local
 // Upstash REST endpoint the global setup starts. The worker is called with the Upstash bindings added.

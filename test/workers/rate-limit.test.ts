@@ -47,7 +47,7 @@ describe("rate limit, limiter outage", () => {
   it("lets requests through with the policy's headers when Upstash cannot be reached", async () => {
     const { createExecutionContext, waitOnExecutionContext } = await import("cloudflare:test");
     const { env } = await import("cloudflare:workers");
-    const worker = (await import("../../functions/api/index.ts")).default;
+    const worker = (await import("./routed-workers.ts")).default;
     const unreachable = {
       ...env,
       UPSTASH_REDIS_REST_URL: "http://127.0.0.1:9",

@@ -7,7 +7,6 @@ import {
 import { env } from "cloudflare:workers";
 import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import worker from "../../functions/api/index.ts";
 import { SECRET_KEY_MISSING_MESSAGE } from "../../functions/api/routes/programs/webhooks.ts";
 import { ConfigError, readConfig } from "../../lib/config/env.ts";
 import { openSecret } from "../../lib/webhooks/secret-box.ts";
@@ -19,6 +18,7 @@ import { webhookEndpoints } from "../../schema/index.ts";
 import { call, type LooseJson } from "./dashboard-sign-in.ts";
 import { createProgram, db, freshIp } from "./harness.ts";
 import { ownerWithProgram } from "./program-admin-harness.ts";
+import worker from "./routed-workers.ts";
 import { click, sale, txn } from "./sale-harness.ts";
 import { deliveriesOf, endpointFor, receiverBox, setDeliveryDue } from "./webhook-harness.ts";
 

@@ -23,7 +23,7 @@ import { keyRotationNotice } from "../../../../lib/http/key-rotation-notice.ts";
 import { rateLimit } from "../../../../lib/http/rate-limit.ts";
 import { requireBearer } from "../../../../lib/http/require-bearer.ts";
 import { rateLimits } from "../../../../lib/ratelimit/policies.ts";
-import { inProcessTracking } from "../tracking/in-process-tracking.ts";
+import { trackingWorkerCalls } from "../tracking/tracking-worker-calls.ts";
 
 export const testEventRoute = createRoute({
   method: "post",
@@ -80,7 +80,7 @@ export function registerTestEvent(app: OpenAPIHono<AppEnv>): void {
     const credential = await requestCredential(c);
     const header = credential.header;
     const keyHash = credential.keyHash ?? "";
-    const result = await runTestEvent(db, inProcessTracking(app, c)(c.req.header("Authorization") ?? ""), {
+    const result = await runTestEvent(db, trackingWorkerCalls(c)(c.req.header("Authorization") ?? ""), {
       header,
       keyHash,
       now: clock.now(),

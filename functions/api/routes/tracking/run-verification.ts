@@ -16,7 +16,7 @@ import {
   sessionSecurity,
   validationHook,
 } from "./access.ts";
-import { inProcessTracking } from "./in-process-tracking.ts";
+import { trackingWorkerCalls } from "./tracking-worker-calls.ts";
 
 export const trackingRunVerificationRoute = createRoute({
   method: "post",
@@ -50,7 +50,7 @@ export function registerTrackingRunVerification(app: OpenAPIHono<AppEnv>): void 
       const programId = Number(c.req.valid("param").programId);
       await requireProgramAccess(c, programId);
       const { db, clock, config } = c.get("deps");
-      const result = await runDashboardTest(db, inProcessTracking(app, c), {
+      const result = await runDashboardTest(db, trackingWorkerCalls(c), {
         programId,
         now: clock.now(),
         docsUrl: config.docsUrl,

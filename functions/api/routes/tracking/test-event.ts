@@ -15,7 +15,7 @@ import {
   sessionSecurity,
   validationHook,
 } from "./access.ts";
-import { inProcessTracking } from "./in-process-tracking.ts";
+import { trackingWorkerCalls } from "./tracking-worker-calls.ts";
 
 export const trackingTestRoute = createRoute({
   method: "post",
@@ -51,7 +51,7 @@ export function registerTrackingTest(app: OpenAPIHono<AppEnv>): void {
       const body = c.req.valid("json");
       await requireProgramAccess(c, body.program_id);
       const { db, clock, config } = c.get("deps");
-      const result = await runDashboardTest(db, inProcessTracking(app, c), {
+      const result = await runDashboardTest(db, trackingWorkerCalls(c), {
         programId: body.program_id,
         now: clock.now(),
         docsUrl: config.docsUrl,

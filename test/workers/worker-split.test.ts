@@ -1,0 +1,98 @@
+import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { createBaseApp } from "../../functions/api/base-app.ts";
+import apiWorker from "../../functions/api/index.ts";
+import { managementRoutes } from "../../functions/api/management-routes.ts";
+import { trackingRoutes } from "../../functions/api/tracking-routes.ts";
+import trackingWorker from "../../functions/tracking/index.ts";
+import { isTrackingWorkerPath } from "../../functions/tracking/paths.ts";
+import { createProgram, freshIp } from "./harness.ts";
+
+/** The paths an app serves, `:param` segments filled in, without the shared `/healthz` and middleware. */
+function servedPaths(registrations: Parameters<typeof createBaseApp>[0]): string[] {
+  return createBaseApp(registrations)
+    .routes.filter((route) => route.method !== "ALL" && route.path !== "/healthz")
+    .map((route) => route.path.replace(/:\w+/g, "x"));
+}
+
+async function call(
+  worker: { fetch: (request: Request, e: typeof env, ctx: ExecutionContext) => Response | Promise<Response> },
+  path: string,
+  init: RequestInit = {},
+): Promise<Response> {
+  const ctx = createExecutionContext();
+  const response = await worker.fetch(
+    new Request(`https://api.test${path}`, {
+      ...init,
+      headers: { "CF-Connecting-IP": freshIp(), "Content-Type": "application/json", ...init.headers },
+    }),
+    env,
+    ctx,
+  );
+  await waitOnExecutionContext(ctx);
+  return response;
+}
+
+describe("two HTTP workers on one host, split by path", () => {
+  it.each([
+    ["/api/v1/track/click", true],
+    ["/api/v1/track/sale", true],
+    ["/tracker.js", true],
+    ["/tracker/1.2.3.js", true],
+    ["/tracker.jsx", false],
+    ["/api/v1/track", false],
+    ["/api/v1/tracking/status", false],
+    ["/api/tracking/status/1", false],
+    ["/api/v1/programs/me/readiness", false],
+    ["/healthz", false],
+  ] as const)("%s goes to the tracking worker: %s", (path, tracking) => {
+    expect(isTrackingWorkerPath(path)).toBe(tracking);
+  });
+
+  it("every tracking route is routed to the tracking worker, and no API worker route is", () => {
+    const tracking = servedPaths(trackingRoutes);
+    const management = servedPaths(managementRoutes);
+    expect(tracking).toContain("/api/v1/track/click");
+    expect(tracking.filter((path) => !isTrackingWorkerPath(path))).toEqual([]);
+    expect(management).toContain("/api/v1/programs/me/readiness");
+    expect(management.filter((path) => isTrackingWorkerPath(path))).toEqual([]);
+  });
+
+  it("each worker serves only its own routes, and answers the other's 404", async () => {
+    const p = await createProgram();
+    const clickBody = JSON.stringify({ affiliate_url: `https://shop.example/?aff=${p.links[0]}` });
+    const click = await call(trackingWorker, "/api/v1/track/click", { method: "POST", body: clickBody });
+    expect(click.status).toBe(200);
+    const notServed = await call(apiWorker, "/api/v1/track/click", { method: "POST", body: clickBody });
+    expect(notServed.status).toBe(404);
+    expect(await notServed.json()).toMatchObject({ error: { status: 404, message: "Not found" } });
+
+    const auth = { Authorization: `Bearer ${p.apiKey}` };
+    const readiness = await call(apiWorker, "/api/v1/programs/me/readiness", { headers: auth });
+    expect(readiness.status).toBe(200);
+    const elsewhere = await call(trackingWorker, "/api/v1/programs/me/readiness", { headers: auth });
+    expect(elsewhere.status).toBe(404);
+    expect(await elsewhere.json()).toMatchObject({ error: { status: 404, message: "Not found" } });
+  });
+
+  it("without its TRACKING binding the API worker cannot send test events: 500, nothing recorded", async () => {
+    const p = await createProgram();
+    const ctx = createExecutionContext();
+    const response = await apiWorker.fetch(
+      new Request("https://api.test/api/v1/cli/test-event", {
+        method: "POST",
+        headers: {
+          Authorization: `Bearer ${p.apiKey}`,
+          "CF-Connecting-IP": freshIp(),
+          "Content-Type": "application/json",
+        },
+        body: JSON.stringify({ event_type: "click" }),
+      }),
+      { ...env, TRACKING: undefined },
+      ctx,
+    );
+    await waitOnExecutionContext(ctx);
+    expect(response.status).toBe(500);
+  });
+});
