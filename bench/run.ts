@@ -6,8 +6,8 @@
  *
  * Environment: BENCH_SECONDS (default 10), BENCH_CONNECTIONS (default 10), DATABASE_URL (optional).
  *
- * `--profile` (`npm run bench:profile`) also takes a CPU profile of the API worker in workerd over each
- * measured run (bench/cpu-profile.ts), prints its self time per module and per function, and writes it to
+ * `--profile` (`npm run bench:profile`) also takes a CPU profile of the worker serving each scenario in
+ * workerd over its measured run (bench/cpu-profile.ts), prints its self time per module and per function, and writes it to
  * `.bench-profiles/<scenario>.cpuprofile` (open in any Chromium DevTools, Performance panel).
  *
  * Per-IP rate limits would refuse almost everything from one address, so every request carries its own
@@ -533,12 +533,10 @@ async function benchConfig(folder: string, configName: string, benchMain: string
 
 /** The worker of the stack a scenario's requests reach: the one whose most specific route matches its path. */
 function servingWorker(stack: LocalStack, path: string): StackWorker {
-  const pathname = new URL(path, "http://bench").pathname;
+  // Every route of the stack is `*<path prefix>*`, matched against the path and query string.
   const matching = stack.workers
-    .flatMap((worker) => worker.routes.map((route) => ({ worker, prefix: route.replace(/^\*/, "") })))
-    .filter(({ prefix }) =>
-      prefix.endsWith("*") ? pathname.startsWith(prefix.slice(0, -1)) : pathname === prefix,
-    )
+    .flatMap((worker) => worker.routes.map((route) => ({ worker, prefix: route.slice(1, -1) })))
+    .filter(({ prefix }) => path.startsWith(prefix))
     .sort((a, b) => b.prefix.length - a.prefix.length);
   const worker = matching[0]?.worker ?? stack.workers[0];
   if (!worker) throw new Error("the local stack has no worker");

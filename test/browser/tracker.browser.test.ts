@@ -11,7 +11,7 @@ import { CHROMIUM, CHROMIUM_ARGS } from "./chromium.ts";
 
 /**
  * The browser tracker in real headless Chromium against the local stack (`npm run dev`, in-process): the
- * API worker serves `/tracker.js`, a small page server plays the brand's site. Chromium maps
+ * tracking worker serves `/tracker.js`, a small page server plays the brand's site. Chromium maps
  * `*.example.test` to 127.0.0.1, so `shop.example.test` and `www.example.test` are two subdomains of one
  * registrable domain, both served by the page server.
  *

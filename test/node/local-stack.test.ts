@@ -7,8 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type LocalStack, startLocalStack } from "../../dev/local-stack.ts";
 import { DEV_STRIPE_WEBHOOK_SECRET, type Demo, seedDemo } from "../../dev/seed.ts";
 
-// `npm run dev` end to end, in-process: SQL endpoint on PGlite in a temp folder, demo seed, the API and
-// events workers built by esbuild and served by Miniflare on a free loopback port.
+// `npm run dev` end to end, in-process: SQL endpoint on PGlite in a temp folder, demo seed, the API,
+// tracking and events workers built by esbuild and served by Miniflare on a free loopback port.
 
 let dataDir: string;
 let stack: LocalStack | undefined;
@@ -180,6 +180,26 @@ describe("local stack (npm run dev)", () => {
     });
     expect(result.status).toBe(410);
     expect(result.body).toMatchObject({ success: false, error: { code: "link_disabled" } });
+  });
+
+  it("routes the tracking paths to the tracking worker and every other path to the API worker", async () => {
+    const base = stack!.baseUrl;
+    expect(stack!.workers.map((w) => w.name)).toEqual([
+      "affiliate-api",
+      "affiliate-tracking",
+      "affiliate-stripe-events",
+    ]);
+    // The script, with a cache-buster too (a route is matched with the query string).
+    for (const path of ["/tracker.js", "/tracker.js?v=2"]) {
+      const script = await fetch(`${base}${path}`);
+      expect(script.status).toBe(200);
+      expect(script.headers.get("Content-Type")).toContain("javascript");
+    }
+    // Paths no worker's routes name fall back to the API worker, the first of the stack.
+    expect((await fetch(`${base}/healthz`)).status).toBe(200);
+    expect((await fetch(`${base}/openapi.json`)).status).toBe(200);
+    expect((await fetch(`${base}/dashboard`, { redirect: "manual" })).status).not.toBe(404);
+    // (Test events, API worker to tracking worker through its binding: cli-tool.test.ts's `test chain`.)
   });
 
   it("routes /webhooks/* to the events worker, which records a signed event of a demo account", async () => {

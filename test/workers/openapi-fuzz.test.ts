@@ -15,7 +15,7 @@ import {
 import { loadDocument, type OpenApiDocument, type Operation, operationsOf } from "./openapi-schemas.ts";
 
 /**
- * Property-based fuzzing of the API worker from its own OpenAPI document: every documented operation gets
+ * Property-based fuzzing of the API and tracking workers from their OpenAPI document: every documented operation gets
  * requests generated from its schemas and from outside them (see fuzz-arbitraries.ts), with and without a
  * valid program key or sign-in token. For each answer: never a 5xx, a documented status whose body the
  * document's schema accepts, the route family's error envelope, the rate-limit and request-id headers, and
@@ -103,7 +103,7 @@ async function holds(request: FuzzRequest): Promise<void> {
   }
 }
 
-describe("fuzzing the API worker from its OpenAPI document", () => {
+describe("fuzzing the API and tracking workers from their OpenAPI document", () => {
   it(
     `holds its properties over ${runs} generated requests, spread over every documented /api operation`,
     async () => {

@@ -11,7 +11,8 @@ import type { WorkerBindings } from "../../lib/http/app-env.ts";
  */
 export default {
   fetch(request: Request, env: WorkerBindings, ctx: ExecutionContext) {
-    const worker = isTrackingWorkerPath(new URL(request.url).pathname) ? trackingWorker : apiWorker;
+    const url = new URL(request.url);
+    const worker = isTrackingWorkerPath(url.pathname + url.search) ? trackingWorker : apiWorker;
     return worker.fetch(request, env, ctx);
   },
   scheduled: apiWorker.scheduled,

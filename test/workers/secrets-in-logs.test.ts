@@ -17,7 +17,7 @@ import { ownerWithProgram } from "./program-admin-harness.ts";
  * sign-in tokens, emails, customer keys or click ids used. Keys and sign-in tokens are stored only as
  * SHA-256 hashes. (Raw provider payload retention: test/workers/payload-retention.test.ts.)
  *
- * The API worker (SELF) and the events worker (its default export, called in-process) run in this isolate,
+ * The API and tracking workers (SELF) and the events worker (its default export, called in-process) run in this isolate,
  * so wrapping the console here sees every line they log.
  */
 const webhookSecret = "whsec_log_scan_0123456789abcdef";

@@ -1,5 +1,6 @@
-import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
+import { createExecutionContext, SELF, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
+import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { createBaseApp } from "../../functions/api/base-app.ts";
 import apiWorker from "../../functions/api/index.ts";
@@ -7,7 +8,12 @@ import { managementRoutes } from "../../functions/api/management-routes.ts";
 import { trackingRoutes } from "../../functions/api/tracking-routes.ts";
 import trackingWorker from "../../functions/tracking/index.ts";
 import { isTrackingWorkerPath } from "../../functions/tracking/paths.ts";
-import { createProgram, freshIp } from "./harness.ts";
+import { clickEvents } from "../../schema/index.ts";
+import { createProgram, db, freshIp } from "./harness.ts";
+
+async function clicksOf(programId: number): Promise<number> {
+  return (await db.select().from(clickEvents).where(eq(clickEvents.programId, programId))).length;
+}
 
 /** The paths an app serves, `:param` segments filled in, without the shared `/healthz` and middleware. */
 function servedPaths(registrations: Parameters<typeof createBaseApp>[0]): string[] {
@@ -39,8 +45,10 @@ describe("two HTTP workers on one host, split by path", () => {
     ["/api/v1/track/click", true],
     ["/api/v1/track/sale", true],
     ["/tracker.js", true],
+    // A route is matched with the query string: a cache-buster must not send the script to the API worker.
+    ["/tracker.js?v=2", true],
     ["/tracker/1.2.3.js", true],
-    ["/tracker.jsx", false],
+    ["/api/v1/track/config?program_id=1", true],
     ["/api/v1/track", false],
     ["/api/v1/tracking/status", false],
     ["/api/tracking/status/1", false],
@@ -78,6 +86,7 @@ describe("two HTTP workers on one host, split by path", () => {
 
   it("without its TRACKING binding the API worker cannot send test events: 500, nothing recorded", async () => {
     const p = await createProgram();
+    const clicksBefore = await clicksOf(p.programId);
     const ctx = createExecutionContext();
     const response = await apiWorker.fetch(
       new Request("https://api.test/api/v1/cli/test-event", {
@@ -94,5 +103,13 @@ describe("two HTTP workers on one host, split by path", () => {
     );
     await waitOnExecutionContext(ctx);
     expect(response.status).toBe(500);
+    expect(await response.json()).toMatchObject({ error: { status: 500 } });
+    expect(await clicksOf(p.programId)).toBe(clicksBefore);
+  });
+
+  it("the script with a cache-buster is the tracking worker's, through the routed entry", async () => {
+    const script = await SELF.fetch("https://api.test/tracker.js?v=2");
+    expect(script.status).toBe(200);
+    expect(script.headers.get("Content-Type")).toContain("javascript");
   });
 });
