@@ -2,9 +2,10 @@
  * The benchmark's tracking worker: the real tracking worker's routes plus two floor routes, served only by
  * `npm run bench` (never deployed: no wrangler config of the project names this file; the bench writes its
  * own). A floor route does what every tracking route must do at least, and nothing else: the same middleware
- * (request id, dependencies), the same rate limiter (the click policy, counted per IP) and one or two
- * `select 1` round trips through the same driver (`/api/bench/*`, routed here by bench/run.ts). A scenario's ratio to its floor is then what our own code
- * costs. (Readiness and analytics are the API worker's: the same middleware and driver, so the same floor.)
+ * (request id, dependencies), the same rate limiter (the click policy, counted per IP) and one or two `select
+ * 1` round trips through the same driver (`/api/bench/*`, routed here by bench/run.ts). A scenario's ratio to
+ * its floor is then what our own code costs. (Readiness and analytics are the API worker's: the same
+ * middleware and driver, so the same floor.)
  */
 import { sql } from "drizzle-orm";
 import { createBaseApp } from "../functions/api/base-app.ts";

@@ -6,10 +6,11 @@ import { percentile, startTwoInstances } from "./two-instances.ts";
 
 /**
  * `npm run bench:load`: the latency half of "load that holds" (README "Load"), a benchmark rather than a
- * timed test (its figures depend on what else the machine runs). Two instances of the API and tracking workers over one database
- * and one Redis (Upstash path): 300 warm-up clicks, then ROUNDS rounds of 200 clicks at 2 in flight
- * alternating between the instances. Prints each round and exits 1 when the median round's p99 is above
- * 3x its p50. Needs REDIS_URL; DATABASE_URL (postgres://) selects the local PostgreSQL, else PGlite.
+ * timed test (its figures depend on what else the machine runs). Two instances of the API and tracking
+ * workers over one database and one Redis (Upstash path): 300 warm-up clicks, then ROUNDS rounds of 200
+ * clicks at 2 in flight alternating between the instances. Prints each round and exits 1 when the median
+ * round's p99 is above 3x its p50. Needs REDIS_URL; DATABASE_URL (postgres://) selects the local PostgreSQL,
+ * else PGlite.
  *
  * Beside each round: the machine's load average, and the pauses of this process's main thread, which serves
  * the local SQL endpoint and the Redis proxy (the client has a thread of its own): its longest event-loop

@@ -7,13 +7,13 @@
  * Environment: BENCH_SECONDS (default 10), BENCH_CONNECTIONS (default 10), DATABASE_URL (optional).
  *
  * `--profile` (`npm run bench:profile`) also takes a CPU profile of the worker serving each scenario in
- * workerd over its measured run (bench/cpu-profile.ts), prints its self time per module and per function, and writes it to
- * `.bench-profiles/<scenario>.cpuprofile` (open in any Chromium DevTools, Performance panel).
+ * workerd over its measured run (bench/cpu-profile.ts), prints its self time per module and per function, and
+ * writes it to `.bench-profiles/<scenario>.cpuprofile` (open in any Chromium DevTools, Performance panel).
  *
  * Per-IP rate limits would refuse almost everything from one address, so every request carries its own
  * `CF-Connecting-IP`. Any status other than the scenario's expected one counts as an error (exit code 1).
- * Database round trips are HTTP requests to the local Neon-protocol endpoint, the unit Neon bills and
- * the latency budget counts.
+ * Database round trips are HTTP requests to the local Neon-protocol endpoint, the unit Neon bills and the
+ * latency budget counts.
  */
 import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";

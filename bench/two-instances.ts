@@ -4,14 +4,14 @@ import { join } from "node:path";
 import { type LocalStack, startLocalStack, WORKERS } from "../dev/local-stack.ts";
 import { startUpstashProxy } from "../dev/upstash-rest-proxy.ts";
 
-/** The HTTP workers (API and tracking): the events worker plays no part here, and each build costs seconds. */
+/** The HTTP workers (API and tracking): the events worker plays no part here, and a build costs seconds. */
 const httpWorkers = WORKERS.filter((entry) => entry.config !== "wrangler.stripe-events.toml");
 
 /**
- * Two instances of the API and tracking workers (two Miniflare runtimes, each built as `npm run dev` builds it) over one
- * database and one Redis reached through the Upstash REST path, as production runs many isolates. Shared by
- * the load test (limits and exactly-once, `test/node/load.redis.test.ts`) and the latency bench
- * (`npm run bench:load`). With a `postgres://` `databaseUrl` the shared database is that PostgreSQL,
+ * Two instances of the API and tracking workers (two Miniflare runtimes, each built as `npm run dev` builds
+ * it) over one database and one Redis reached through the Upstash REST path, as production runs many
+ * isolates. Shared by the load test (limits and exactly-once, `test/node/load.redis.test.ts`) and the latency
+ * bench (`npm run bench:load`). With a `postgres://` `databaseUrl` the shared database is that PostgreSQL,
  * otherwise PGlite in a temporary folder.
  */
 export interface TwoInstances {

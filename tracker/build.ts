@@ -1,8 +1,8 @@
 /**
  * Builds the browser tracker (`tracker/tracker.ts`: esbuild, minified IIFE) and writes it as a TypeScript
- * module the tracking worker imports: `functions/api/generated/tracker-bundle.ts`, checked in. Importing a plain
- * module works unchanged in every build of the worker (wrangler, the vitest pool, the local stack's esbuild);
- * a test rebuilds the script and fails when the checked-in module is stale.
+ * module the tracking worker imports: `functions/api/generated/tracker-bundle.ts`, checked in. Importing a
+ * plain module works unchanged in every build of the worker (wrangler, the vitest pool, the local stack's
+ * esbuild); a test rebuilds the script and fails when the checked-in module is stale.
  *
  *   npm run build:tracker
  */

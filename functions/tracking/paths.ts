@@ -6,7 +6,7 @@
  */
 export const TRACKING_WORKER_PATHS = ["/api/v1/track/*", "/tracker.js*", "/tracker/*"] as const;
 
-/** Whether a request for `pathAndQuery` (`/tracker.js?v=2`) goes to the tracking worker, as a route matches. */
+/** Whether a request for `pathAndQuery` (`/tracker.js?v=2`) goes to the tracking worker, as routes match. */
 export function isTrackingWorkerPath(pathAndQuery: string): boolean {
   return TRACKING_WORKER_PATHS.some((pattern) => pathAndQuery.startsWith(pattern.slice(0, -1)));
 }

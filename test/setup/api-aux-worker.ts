@@ -55,7 +55,7 @@ export async function apiAuxWorker(bindings: {
   built ??= build();
   const options = await built;
   const consumers = (options.queueConsumers ?? {}) as Record<string, Record<string, unknown>>;
-  // Its `TRACKING` binding (test events) would name a worker this project does not run; nothing here calls it.
+  // Its `TRACKING` binding (test events) names a worker this project does not run; nothing here calls it.
   const { TRACKING: _unused, ...serviceBindings } = (options.serviceBindings ?? {}) as Record<
     string,
     unknown

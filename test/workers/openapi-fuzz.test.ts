@@ -15,13 +15,15 @@ import {
 import { loadDocument, type OpenApiDocument, type Operation, operationsOf } from "./openapi-schemas.ts";
 
 /**
- * Property-based fuzzing of the API and tracking workers from their OpenAPI document: every documented operation gets
- * requests generated from its schemas and from outside them (see fuzz-arbitraries.ts), with and without a
- * valid program key or sign-in token. For each answer: never a 5xx, a documented status whose body the
- * document's schema accepts, the route family's error envelope, the rate-limit and request-id headers, and
- * for a refusal, no row written (counts of the program's, workspace's and owner's rows before and after).
+ * Property-based fuzzing of the API and tracking workers from their OpenAPI document: every documented
+ * operation gets requests generated from its schemas and from outside them (see fuzz-arbitraries.ts), with
+ * and without a valid program key or sign-in token. For each answer: never a 5xx, a documented status whose
+ * body the document's schema accepts, the route family's error envelope, the rate-limit and request-id
+ * headers, and for a refusal, no row written (counts of the program's, workspace's and owner's rows before
+ * and after).
  *
- * CI runs `FUZZ_RUNS` unset: 400 requests (10 per operation), fixed seed. A nightly run sets e.g. FUZZ_RUNS=20000.
+ * CI runs `FUZZ_RUNS` unset: 400 requests (10 per operation), fixed seed. A nightly run sets e.g.
+ * FUZZ_RUNS=20000.
  */
 const runs = Number(env.FUZZ_RUNS) > 0 ? Number(env.FUZZ_RUNS) : 400;
 /**

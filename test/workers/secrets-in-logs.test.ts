@@ -14,11 +14,11 @@ import { ownerWithProgram } from "./program-admin-harness.ts";
  * Spec section 5 (secrets and personal data): a full run (sign-in, click, lead with an email, sale, partial
  * refund, a signed provider event carrying a buyer's email, a key regenerate) while everything the workers
  * write to the console (lib/log.ts is the only logger) is captured; the capture holds none of the keys,
- * sign-in tokens, emails, customer keys or click ids used. Keys and sign-in tokens are stored only as
- * SHA-256 hashes. (Raw provider payload retention: test/workers/payload-retention.test.ts.)
+ * sign-in tokens, emails, customer keys or click ids used. Keys and sign-in tokens are stored only as SHA-256
+ * hashes. (Raw provider payload retention: test/workers/payload-retention.test.ts.)
  *
- * The API and tracking workers (SELF) and the events worker (its default export, called in-process) run in this isolate,
- * so wrapping the console here sees every line they log.
+ * The API and tracking workers (SELF) and the events worker (its default export, called in-process) run in
+ * this isolate, so wrapping the console here sees every line they log.
  */
 const webhookSecret = "whsec_log_scan_0123456789abcdef";
 const captured: string[] = [];

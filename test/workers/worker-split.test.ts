@@ -84,7 +84,7 @@ describe("two HTTP workers on one host, split by path", () => {
     expect(await elsewhere.json()).toMatchObject({ error: { status: 404, message: "Not found" } });
   });
 
-  it("without its TRACKING binding the API worker cannot send test events: 500, nothing recorded", async () => {
+  it("without its TRACKING binding the API worker sends no test event: 500, nothing recorded", async () => {
     const p = await createProgram();
     const clicksBefore = await clicksOf(p.programId);
     const ctx = createExecutionContext();
