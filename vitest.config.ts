@@ -134,7 +134,8 @@ export default defineConfig({
         ],
         test: {
           // The payments provider's events worker; its tests call the tracking worker's default export
-          // in-process for clicks, leads and sales, and the bundled API worker consumes the notifications queue.
+          // in-process for clicks, leads and sales, and the bundled API worker consumes the notifications
+          // queue.
           name: "stripe-events",
           include: ["test/stripe-events/**/*.test.ts"],
           exclude: gated,
