@@ -3,6 +3,7 @@ import { readFile } from "node:fs/promises";
 import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
 import { kCurrentWorker } from "miniflare";
 import { defineConfig } from "vitest/config";
+import { localDeviceHashKey } from "./lib/config/env.ts";
 import { apiAuxWorker } from "./test/setup/api-aux-worker.ts";
 
 /**
@@ -92,6 +93,8 @@ export default defineConfig({
                 STRIPE_API_PROTOCOL: "http",
                 // Deliver webhooks without a sealing key, as the local stack does (a deployed worker does not).
                 WEBHOOK_SECRETS_UNSEALED: "allow",
+                // The device hashes' public local key, as the local stack sets it.
+                DEVICE_HASH_KEY: localDeviceHashKey,
                 // The fuzzers' run count and seed (test/workers/openapi-fuzz.test.ts); unset in CI.
                 FUZZ_RUNS: process.env.FUZZ_RUNS ?? "",
                 FUZZ_SEED: process.env.FUZZ_SEED ?? "",
@@ -123,6 +126,8 @@ export default defineConfig({
                 bindings: {
                   ...database,
                   STRIPE_WEBHOOK_SECRET: testStripeWebhookSecret,
+                  // The tracking worker, called in-process with these bindings, hashes devices with it.
+                  DEVICE_HASH_KEY: localDeviceHashKey,
                   FUZZ_RUNS: process.env.FUZZ_RUNS ?? "",
                   FUZZ_SEED: process.env.FUZZ_SEED ?? "",
                 },

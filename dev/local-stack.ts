@@ -16,6 +16,7 @@ import * as esbuild from "esbuild";
 import { Log, LogLevel, Miniflare, type MiniflareOptions, type WorkerOptions } from "miniflare";
 import type { Unstable_MiniflareWorkerOptions } from "wrangler";
 import { TRACKING_WORKER_PATHS } from "../functions/tracking/paths.ts";
+import { localDeviceHashKey } from "../lib/config/env.ts";
 import { DEMO_PEOPLE } from "./demo-people.ts";
 import { startOidcProvider } from "./oidc-provider.ts";
 import { DEV_STRIPE_WEBHOOK_SECRET, type Demo, seedDemo } from "./seed.ts";
@@ -245,6 +246,8 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       OIDC_CLI_CLIENT_ID: oidc.cliClientId,
       // Webhooks are delivered with unsealed secrets locally; a deployed worker needs WEBHOOK_SECRET_KEY.
       WEBHOOK_SECRETS_UNSEALED: "allow",
+      // The device hashes' key (tracking worker): the public local one; a deployment sets its own secret.
+      DEVICE_HASH_KEY: localDeviceHashKey,
       ...(options.upstash
         ? { UPSTASH_REDIS_REST_URL: options.upstash.url, UPSTASH_REDIS_REST_TOKEN: options.upstash.token }
         : {}),

@@ -4,7 +4,11 @@ import { z } from "zod";
  * The worker's bindings, validated once per isolate at the entry. Nothing else reads raw env: every
  * module receives the parsed `Config`.
  */
-/** The device hash key of the local stack and tests: public, so never the one a deployment uses. */
+/**
+ * The device hash key the local stack and the tests set: public, so never the one a deployment uses. (There is
+ * no default: a worker deployed without DEVICE_HASH_KEY stores no device hashes rather than hashes made with
+ * a public key, which anyone could match against the IPv4 addresses.)
+ */
 export const localDeviceHashKey = "local-device-hash-key-not-a-secret";
 
 const EnvSchema = z.object({
@@ -34,9 +38,9 @@ const EnvSchema = z.object({
   WEBHOOK_SECRET_KEY: z.string().min(16).optional(),
   /**
    * Keys the device hashes of clicks and browser leads (`lib/fraud/device-hash.ts`), so a stored hash cannot
-   * be matched against a list of addresses without it. Set it in production; the default serves the local stack.
+   * be matched against a list of addresses without it. Unset: no device hashes are stored (see `deviceHashes`).
    */
-  DEVICE_HASH_KEY: z.string().min(16).default(localDeviceHashKey),
+  DEVICE_HASH_KEY: z.string().min(16).optional(),
   /**
    * `allow`: deliver webhooks without WEBHOOK_SECRET_KEY, their secrets stored unsealed. The local stack and the
    * tests set it; a deployed worker does not, so it delivers nothing until the key is set.
@@ -58,8 +62,8 @@ export interface Config {
   stripeConnect: StripeConnectConfig | undefined;
   /** Unset: webhook secrets are stored unsealed (local stack, tests). */
   webhookSecretKey: string | undefined;
-  /** HMAC key of the device hashes (fraud signals). */
-  deviceHashKey: string;
+  /** HMAC key of the device hashes (fraud signals). Unset: clicks and browser leads are stored without them. */
+  deviceHashKey: string | undefined;
   /** Unsealed secrets allowed (`WEBHOOK_SECRETS_UNSEALED=allow`): else no delivery without the key. */
   webhookSecretsUnsealedAllowed: boolean;
 }

@@ -1,5 +1,8 @@
+import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
+import { env } from "cloudflare:workers";
 import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
+import trackingWorker from "../../functions/tracking/index.ts";
 import { ConfigError, localDeviceHashKey, readConfig } from "../../lib/config/env.ts";
 import { deviceHashes } from "../../lib/fraud/device-hash.ts";
 import { scanLeadSignals } from "../../lib/fraud/scan-lead-signals.ts";
@@ -37,7 +40,7 @@ async function calmLead(
 
 describe("DEVICE_HASH_KEY", () => {
   it.each([
-    { env: {}, key: localDeviceHashKey },
+    { env: {}, key: undefined },
     { env: { DEVICE_HASH_KEY: "a-production-key-of-some-length" }, key: "a-production-key-of-some-length" },
   ])("is read once at the entry ($key)", ({ env, key }) => {
     expect(readConfig({ DATABASE_URL: "postgres://db", ...env }).deviceHashKey).toBe(key);
@@ -54,6 +57,47 @@ describe("DEVICE_HASH_KEY", () => {
 });
 
 describe("device hashes", () => {
+  it("are not made without DEVICE_HASH_KEY: the click is recorded without them, the worker says why once", async () => {
+    const p = await createProgram();
+    const device = newDevice();
+    const logged: string[] = [];
+    const original = console.error;
+    console.error = (line: unknown) => logged.push(String(line));
+    const send = async () => {
+      const ctx = createExecutionContext();
+      const response = await trackingWorker.fetch(
+        new Request("https://api.test/api/v1/track/click", {
+          method: "POST",
+          headers: {
+            "Content-Type": "application/json",
+            "CF-Connecting-IP": device.ip,
+            "User-Agent": device.userAgent,
+          },
+          body: JSON.stringify({ affiliate_url: `https://shop.example/?aff=${p.links[0]}` }),
+        }),
+        { ...env, DEVICE_HASH_KEY: undefined },
+        ctx,
+      );
+      await waitOnExecutionContext(ctx);
+      return response;
+    };
+    try {
+      expect((await send()).status).toBe(200);
+      expect((await send()).status).toBe(200);
+    } finally {
+      console.error = original;
+    }
+    const rows = await clicksOfProgram(p.programId);
+    expect(rows).toHaveLength(2);
+    for (const row of rows) expect(row).toMatchObject({ ipHash: null, uaHash: null });
+    expect(logged.filter((line) => line.includes("DEVICE_HASH_KEY is not set")).length).toBeLessThanOrEqual(
+      1,
+    );
+    // With the key (the test bindings, as the local stack's), the same device is hashed.
+    await clickFrom(p, device);
+    expect((await clicksOfProgram(p.programId)).filter((row) => row.ipHash !== null)).toHaveLength(1);
+  });
+
   it("are keyed HMACs of address and user agent: stable per key, never the values, null when unknown", async () => {
     const a = await deviceHashes(localDeviceHashKey, "203.0.113.7", "Agent/1");
     expect(a.ipHash).toMatch(hex64);
