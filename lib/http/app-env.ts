@@ -27,6 +27,8 @@ export interface WorkerBindings {
   STRIPE_API_PROTOCOL?: string;
   NOTIFICATIONS?: Queue<unknown>;
   WEBHOOK_SECRET_KEY?: string;
+  /** Keys the device hashes of clicks and browser leads (the tracking worker's); unset: none are stored. */
+  DEVICE_HASH_KEY?: string;
   /** `allow` on the local stack and in tests only: deliver webhooks without WEBHOOK_SECRET_KEY. */
   WEBHOOK_SECRETS_UNSEALED?: string;
   /** Webhook deliveries, put on it by the cron and sent by this worker's consumer (`lib/webhooks`). */

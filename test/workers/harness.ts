@@ -1,9 +1,10 @@
-import { SELF } from "cloudflare:test";
+import { createExecutionContext, SELF, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { eq } from "drizzle-orm";
 import { issueApiKey } from "../../lib/auth/api-keys.ts";
 import { readConfig } from "../../lib/config/env.ts";
 import { databaseFor } from "../../lib/db/client.ts";
+import type { WorkerBindings } from "../../lib/http/app-env.ts";
 import {
   advertisers,
   clickEvents,
@@ -113,6 +114,34 @@ export async function clicksOfProgram(programId: number) {
 export function freshIp(): string {
   const bytes = crypto.getRandomValues(new Uint8Array(3));
   return `10.${bytes[0]}.${bytes[1]}.${bytes[2]}`;
+}
+
+/** A worker's default export, called directly rather than through SELF. */
+export interface DirectWorker {
+  fetch(request: Request, bindings: WorkerBindings, ctx: ExecutionContext): Response | Promise<Response>;
+}
+
+/**
+ * Calls `worker` directly with `bindings` in place of the test bindings (a missing or changed one), from a
+ * fresh IP unless `init` names one, and waits for its after-response work.
+ */
+export async function fetchWorker(
+  worker: DirectWorker,
+  path: string,
+  init: RequestInit = {},
+  bindings: WorkerBindings = env,
+): Promise<Response> {
+  const ctx = createExecutionContext();
+  const response = await worker.fetch(
+    new Request(`https://api.test${path}`, {
+      ...init,
+      headers: { "CF-Connecting-IP": freshIp(), "Content-Type": "application/json", ...init.headers },
+    }),
+    bindings,
+    ctx,
+  );
+  await waitOnExecutionContext(ctx);
+  return response;
 }
 
 export async function postJson(
