@@ -73,11 +73,18 @@ export default defineConfig({
         plugins: [
           stripeWithoutSourceMaps,
           cloudflareTest(async ({ inject }) => ({
-            // Both HTTP workers, routed by path (the API worker's bindings cover the tracking worker's).
+            // The three HTTP workers, routed by path. The API worker's bindings (queues, crons) and, below,
+            // the console worker's cover the tracking worker's.
             main: "./test/workers/routed-workers.ts",
             wrangler: { configPath: "./wrangler.toml" },
             miniflare: {
-              // The API worker's test events reach the tracking worker's routes through this same entry.
+              // The console worker's static assets (wrangler.console.toml).
+              assets: {
+                directory: "./dashboard/public",
+                binding: "ASSETS",
+                run_worker_first: ["/openapi.json"],
+              },
+              // The console worker's test events reach the tracking worker's routes through this same entry.
               serviceBindings: { TRACKING: kCurrentWorker },
               bindings: {
                 DATABASE_URL: inject("sqlConnectionString"),

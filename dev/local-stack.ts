@@ -15,7 +15,7 @@ import { fileURLToPath } from "node:url";
 import * as esbuild from "esbuild";
 import { Log, LogLevel, Miniflare, type MiniflareOptions, type WorkerOptions } from "miniflare";
 import type { Unstable_MiniflareWorkerOptions } from "wrangler";
-import { TRACKING_WORKER_PATHS } from "../functions/tracking/paths.ts";
+import { CONSOLE_WORKER_PATHS, TRACKING_WORKER_PATHS } from "../functions/worker-paths.ts";
 import { localDeviceHashKey } from "../lib/config/env.ts";
 import { DEMO_PEOPLE } from "./demo-people.ts";
 import { startOidcProvider } from "./oidc-provider.ts";
@@ -30,7 +30,7 @@ export interface WorkerEntry {
   env?: string;
   /**
    * Miniflare route patterns on the shared port. Requests matching no worker's routes go to the FIRST
-   * worker of the list, so the API worker comes first (it also serves `/openapi.json`, `/docs`, `/healthz`).
+   * worker of the list, so the API worker comes first (it also serves `/healthz` and every unknown path).
    */
   routes?: string[];
 }
@@ -40,6 +40,7 @@ export const WORKERS: readonly WorkerEntry[] = [
   { config: "wrangler.toml", routes: ["*/api/*"] },
   // Miniflare, like the edge, picks the most specific route: these win over the API worker's `*/api/*`.
   { config: "wrangler.tracking.toml", routes: TRACKING_WORKER_PATHS.map((path) => `*${path}`) },
+  { config: "wrangler.console.toml", routes: CONSOLE_WORKER_PATHS.map((path) => `*${path}`) },
   { config: "wrangler.stripe-events.toml", routes: ["*/webhooks/*"] },
 ];
 
@@ -194,7 +195,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     if (!options.sharedSql) cleanups.push(() => sql.close());
     log(`SQL endpoint (${sql.backend}) on ${sql.url}`);
 
-    // A real OpenID provider, dev only: the API worker is configured with it like with any production one.
+    // A real OpenID provider, dev only: the console worker is configured with it as with a production one.
     const oidc = await startOidcProvider({
       port: options.oidcPort ?? 0,
       demoIdentities: DEMO_PEOPLE.map((p) => ({
@@ -239,7 +240,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       NEON_FETCH_ENDPOINT: sql.url,
       // Read by the events worker only.
       STRIPE_WEBHOOK_SECRET: stripeWebhookSecret,
-      // Read by the API worker only.
+      // Read by the console worker only (sign-in, the command line's login).
       OIDC_ISSUER: oidc.issuer,
       OIDC_CLIENT_ID: oidc.clientId,
       OIDC_CLIENT_SECRET: oidc.clientSecret,

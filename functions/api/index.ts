@@ -11,8 +11,8 @@ import { createBaseApp } from "./base-app.ts";
 import { managementRoutes } from "./management-routes.ts";
 
 /**
- * The API worker: every route but the tracking worker's (functions/tracking), the crons and the queue
- * consumers (notifications, outbound webhooks).
+ * The API worker: every route but the tracking worker's (functions/tracking) and the console worker's
+ * (functions/console), the crons and the queue consumers (notifications, outbound webhooks).
  */
 const app = createBaseApp(managementRoutes);
 

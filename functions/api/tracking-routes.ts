@@ -9,7 +9,7 @@ import { registerTrackerScript } from "./routes/tracker-script.ts";
 
 /**
  * The tracking worker's routes (`functions/tracking/index.ts`): the four events, the browser tracker's
- * visit and config, and its script. Their paths are `TRACKING_WORKER_PATHS` (functions/tracking/paths.ts).
+ * visit and config, and its script. Their paths are `TRACKING_WORKER_PATHS` (functions/worker-paths.ts).
  */
 export const trackingRoutes: readonly RouteRegistration[] = [
   registerClick,

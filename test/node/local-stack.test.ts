@@ -182,11 +182,12 @@ describe("local stack (npm run dev)", () => {
     expect(result.body).toMatchObject({ success: false, error: { code: "link_disabled" } });
   });
 
-  it("routes the tracking paths to the tracking worker and every other path to the API worker", async () => {
+  it("routes the tracking and console paths to their workers and every other path to the API worker", async () => {
     const base = stack!.baseUrl;
     expect(stack!.workers.map((w) => w.name)).toEqual([
       "affiliate-api",
       "affiliate-tracking",
+      "affiliate-console",
       "affiliate-stripe-events",
     ]);
     // The script, with a cache-buster too (a route is matched with the query string).
@@ -195,11 +196,16 @@ describe("local stack (npm run dev)", () => {
       expect(script.status).toBe(200);
       expect(script.headers.get("Content-Type")).toContain("javascript");
     }
+    // Each worker answers 404 for the others' routes: a 200 shows which one was reached.
+    const auth = { Authorization: `Bearer ${demo.programs[0]!.api_key}` };
+    expect((await fetch(`${base}/api/v1/cli/status`, { headers: auth })).status).toBe(200);
+    expect((await fetch(`${base}/api/v1/programs/me/readiness`, { headers: auth })).status).toBe(200);
+    expect((await fetch(`${base}/openapi.json`)).status).toBe(200);
+    expect((await fetch(`${base}/docs`)).status).toBe(200);
+    expect((await fetch(`${base}/dashboard`, { redirect: "manual" })).status).not.toBe(404);
     // Paths no worker's routes name fall back to the API worker, the first of the stack.
     expect((await fetch(`${base}/healthz`)).status).toBe(200);
-    expect((await fetch(`${base}/openapi.json`)).status).toBe(200);
-    expect((await fetch(`${base}/dashboard`, { redirect: "manual" })).status).not.toBe(404);
-    // (Test events, API worker to tracking worker through its binding: cli-tool.test.ts's `test chain`.)
+    // (Test events, console worker to tracking worker through its binding: cli-tool.test.ts's `test chain`.)
   });
 
   it("routes /webhooks/* to the events worker, which records a signed event of a demo account", async () => {

@@ -55,14 +55,8 @@ export async function apiAuxWorker(bindings: {
   built ??= build();
   const options = await built;
   const consumers = (options.queueConsumers ?? {}) as Record<string, Record<string, unknown>>;
-  // Its `TRACKING` binding (test events) names a worker this project does not run; nothing here calls it.
-  const { TRACKING: _unused, ...serviceBindings } = (options.serviceBindings ?? {}) as Record<
-    string,
-    unknown
-  >;
   return {
     ...options,
-    serviceBindings,
     // As the local stack: webhooks are delivered without a sealing key (`lib/webhooks/signing-key-gate.ts`).
     bindings: { ...options.bindings, WEBHOOK_SECRETS_UNSEALED: "allow", ...bindings },
     queueConsumers: Object.fromEntries(

@@ -164,280 +164,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/api/v1/auth/sign-in": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Start a dashboard sign-in at the OpenID Connect provider
-         * @description Redirects the browser to the configured provider (authorization code flow with state, nonce and PKCE). Rate limit 30 per minute per IP.
-         */
-        get: operations["getAuthSignIn"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/auth/callback": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * The provider's redirect back: exchanges the code and signs the person in
-         * @description Sets the dashboard sign-in cookie (`__Host-affiliate_session`, HttpOnly, Secure, SameSite=Lax) and redirects to the dashboard page (`/dashboard`); when the sign-in was started from a command-line login link (`/cli/login`), it also completes that login and answers a page telling the person to return to the terminal. An unverified provider email (checked first) and a suspended account are refused with 403 and `details.code` `PROVIDER_EMAIL_NOT_VERIFIED` / `ACCOUNT_BLOCKED`.
-         */
-        get: operations["getAuthCallback"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/auth/session": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** The signed-in person and their workspaces */
-        get: operations["getAuthSession"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/auth/tokens": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Issue a dashboard sign-in token for API callers (shown once)
-         * @description For scripts calling the settings routes with `Authorization: Bearer`: a new token of the signed-in person (7 days sliding, 30 days at most). Authenticated by the sign-in cookie (same-origin) or a token.
-         */
-        post: operations["postAuthTokens"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/auth/sign-out": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Revoke the sign-in token used for this request and clear the cookie */
-        post: operations["postAuthSignOut"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/cli/auth/start": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Start a command-line login session
-         * @description No credential. Creates a login session that expires in 5 minutes and answers the state to poll with, the sign-in page to open (carrying the state) and a short code both show. Rate limit 60 per minute per IP.
-         */
-        post: operations["postCliAuthStart"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/cli/auth/callback": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Complete a command-line login with the provider's ID token
-         * @description No credential. The sign-in page posts the session's `state` and the provider's `id_token`; the token is verified (signature, issuer, audience, age), the person resolved (an unverified provider email is refused first, then a suspended account), and the session bound to them. Rate limit 60 per minute per IP.
-         */
-        post: operations["postCliAuthCallback"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/cli/auth/poll": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Poll a command-line login session for its login token
-         * @description No credential. `data.status` is `pending` until the person signs in, `complete` with the login token on the first poll after that (never again: a second poll is 400 `Session already consumed`), and `expired` once the 5 minutes are over. Rate limit 60 per minute per IP.
-         */
-        get: operations["getCliAuthPoll"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/cli/auth/logout": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Revoke the command-line login token sent
-         * @description Bearer login token. Revokes it at once. Idempotent: an unknown, expired or already revoked token also answers 200, so the answer tells nothing about a token. Rate limit 60 per minute per token.
-         */
-        post: operations["postCliAuthLogout"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/cli/init": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Create a program in the logged-in person's workspace
-         * @description Bearer login token. Creates the program with a live and a test API key, shown in this answer only. Rate limit 60 per minute per token. On a 500, list the programs before retrying.
-         */
-        post: operations["postCliInit"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/cli/programs": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * The programs of the logged-in person's workspaces
-         * @description Bearer login token. Rate limit 60 per minute per token. API keys are never listed.
-         */
-        get: operations["getCliPrograms"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/cli/status": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * The program's integration status
-         * @description Bearer program API key. Which of click, lead and sale have reached the service (live, or as test events; a test lead counts only when sent with the program key), whether the integration is verified, and the next step. Rate limit 60 per minute per key. Its 200, 401 and 429 carry no `X-Request-ID`.
-         */
-        get: operations["getCliStatus"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/cli/test-event": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Record a test click, lead or sale, or run the synthetic click -> lead -> sale chain
-         * @description Bearer program API key. `event_type` (`click`, `lead`, `sale`) records one test event through the tracking endpoint with the key (it counts toward integration verification); `type: chain` runs the three in order on the program's verification fixtures and reports each step. At most 10 chains per program per hour (429 `rate_limited`, checked after the fixtures were refreshed). Rate limit 60 per minute per key.
-         */
-        post: operations["postCliTestEvent"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/cli/stripe-connect": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Retired: always 410
-         * @description Connect the payments provider from the dashboard (program settings, Payments) instead.
-         */
-        post: operations["postCliStripeConnect"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/webhooks/stripe": {
         parameters: {
             query?: never;
@@ -726,6 +452,317 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/programs/{id}/stripe-connect": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Connect the payments provider: redirect to its Connect OAuth page
+         * @description Opened by the signed-in browser (sign-in cookie). Redirects to connect.stripe.com/oauth/authorize with a one-time state (10 minutes) bound to the person and the program.
+         */
+        get: operations["getProgramsIdStripeConnect"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/programs/stripe-connect/callback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The provider sends the browser back here; the code is exchanged and the account connected */
+        get: operations["getProgramsStripeConnectCallback"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auth/sign-in": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Start a dashboard sign-in at the OpenID Connect provider
+         * @description Redirects the browser to the configured provider (authorization code flow with state, nonce and PKCE). Rate limit 30 per minute per IP.
+         */
+        get: operations["getAuthSignIn"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auth/callback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The provider's redirect back: exchanges the code and signs the person in
+         * @description Sets the dashboard sign-in cookie (`__Host-affiliate_session`, HttpOnly, Secure, SameSite=Lax) and redirects to the dashboard page (`/dashboard`); when the sign-in was started from a command-line login link (`/cli/login`), it also completes that login and answers a page telling the person to return to the terminal. An unverified provider email (checked first) and a suspended account are refused with 403 and `details.code` `PROVIDER_EMAIL_NOT_VERIFIED` / `ACCOUNT_BLOCKED`.
+         */
+        get: operations["getAuthCallback"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auth/session": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The signed-in person and their workspaces */
+        get: operations["getAuthSession"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auth/tokens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Issue a dashboard sign-in token for API callers (shown once)
+         * @description For scripts calling the settings routes with `Authorization: Bearer`: a new token of the signed-in person (7 days sliding, 30 days at most). Authenticated by the sign-in cookie (same-origin) or a token.
+         */
+        post: operations["postAuthTokens"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auth/sign-out": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Revoke the sign-in token used for this request and clear the cookie */
+        post: operations["postAuthSignOut"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/cli/auth/start": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start a command-line login session
+         * @description No credential. Creates a login session that expires in 5 minutes and answers the state to poll with, the sign-in page to open (carrying the state) and a short code both show. Rate limit 60 per minute per IP.
+         */
+        post: operations["postCliAuthStart"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/cli/auth/callback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Complete a command-line login with the provider's ID token
+         * @description No credential. The sign-in page posts the session's `state` and the provider's `id_token`; the token is verified (signature, issuer, audience, age), the person resolved (an unverified provider email is refused first, then a suspended account), and the session bound to them. Rate limit 60 per minute per IP.
+         */
+        post: operations["postCliAuthCallback"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/cli/auth/poll": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Poll a command-line login session for its login token
+         * @description No credential. `data.status` is `pending` until the person signs in, `complete` with the login token on the first poll after that (never again: a second poll is 400 `Session already consumed`), and `expired` once the 5 minutes are over. Rate limit 60 per minute per IP.
+         */
+        get: operations["getCliAuthPoll"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/cli/auth/logout": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Revoke the command-line login token sent
+         * @description Bearer login token. Revokes it at once. Idempotent: an unknown, expired or already revoked token also answers 200, so the answer tells nothing about a token. Rate limit 60 per minute per token.
+         */
+        post: operations["postCliAuthLogout"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/cli/init": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a program in the logged-in person's workspace
+         * @description Bearer login token. Creates the program with a live and a test API key, shown in this answer only. Rate limit 60 per minute per token. On a 500, list the programs before retrying.
+         */
+        post: operations["postCliInit"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/cli/programs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The programs of the logged-in person's workspaces
+         * @description Bearer login token. Rate limit 60 per minute per token. API keys are never listed.
+         */
+        get: operations["getCliPrograms"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/cli/status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The program's integration status
+         * @description Bearer program API key. Which of click, lead and sale have reached the service (live, or as test events; a test lead counts only when sent with the program key), whether the integration is verified, and the next step. Rate limit 60 per minute per key. Its 200, 401 and 429 carry no `X-Request-ID`.
+         */
+        get: operations["getCliStatus"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/cli/test-event": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Record a test click, lead or sale, or run the synthetic click -> lead -> sale chain
+         * @description Bearer program API key. `event_type` (`click`, `lead`, `sale`) records one test event through the tracking endpoint with the key (it counts toward integration verification); `type: chain` runs the three in order on the program's verification fixtures and reports each step. At most 10 chains per program per hour (429 `rate_limited`, checked after the fixtures were refreshed). Rate limit 60 per minute per key.
+         */
+        post: operations["postCliTestEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/cli/stripe-connect": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Retired: always 410
+         * @description Connect the payments provider from the dashboard (program settings, Payments) instead.
+         */
+        post: operations["postCliStripeConnect"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/tracking/status/{programId}": {
         parameters: {
             query?: never;
@@ -860,43 +897,6 @@ export interface paths {
          * @description Dashboard session with an active membership on the program's workspace; a cookie-authenticated call needs this service's own Origin. The command line's synthetic chain: each step through the tracking endpoint on the program's verification fixtures, stopping at the first that fails. Shares the cap of 10 chains per program per hour with the command line: over it, 429 `rate_limited` with message `Too many synthetic chains (max 10/program/hour).` and `Retry-After`. No body. Rate limit 20 per minute per sign-in token (shared with the test route).
          */
         post: operations["postTrackingRunVerificationProgramId"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/programs/{id}/stripe-connect": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Connect the payments provider: redirect to its Connect OAuth page
-         * @description Opened by the signed-in browser (sign-in cookie). Redirects to connect.stripe.com/oauth/authorize with a one-time state (10 minutes) bound to the person and the program.
-         */
-        get: operations["getProgramsIdStripeConnect"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/programs/stripe-connect/callback": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** The provider sends the browser back here; the code is exchanged and the account connected */
-        get: operations["getProgramsStripeConnectCallback"];
-        put?: never;
-        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1506,214 +1506,6 @@ export interface components {
                 };
             };
         };
-        Session: {
-            /** @enum {boolean} */
-            success: true;
-            data: {
-                user: {
-                    id: number;
-                    email: string;
-                };
-                workspaces: {
-                    advertiser_id: number;
-                    name: string;
-                    role: string;
-                }[];
-            };
-        };
-        SignInToken: {
-            /** @enum {boolean} */
-            success: true;
-            data: {
-                token: string;
-                /** @enum {string} */
-                token_type: "Bearer";
-                expires_at: string;
-            };
-        };
-        CliAuthStartResponse: {
-            /** @enum {boolean} */
-            success: true;
-            data: {
-                /** @description Poll `auth/poll?state=` with it; keep it secret. */
-                state: string;
-                /**
-                 * @description Shown by the tool and by the sign-in page
-                 * @example BCDF-GHJK
-                 */
-                user_code: string;
-                /** @description The sign-in page to open, carrying the state */
-                verification_url: string;
-                poll_interval_seconds: number;
-                /** @description ISO 8601; 5 minutes after the start */
-                expires_at: string;
-            };
-        };
-        CliAuthCallbackResponse: {
-            /** @enum {boolean} */
-            success: true;
-            data: {
-                /** @enum {string} */
-                status: "completed";
-                user_code: string;
-            };
-        };
-        CliAuthCallbackRequest: {
-            /** @description The state from `auth/start` */
-            state?: string;
-            /** @description The provider's ID token */
-            id_token?: string;
-        };
-        CliPollResponse: {
-            /** @enum {boolean} */
-            success: true;
-            data: {
-                /** @enum {string} */
-                status: "pending" | "expired";
-            } | {
-                /** @enum {string} */
-                status: "complete";
-                /** @description The login token, handed out this once */
-                token: string;
-                expires_at: string;
-                email: string;
-            };
-        };
-        CliLogoutResponse: {
-            /** @enum {boolean} */
-            success: true;
-            data: {
-                /** @enum {boolean} */
-                logged_out: true;
-            };
-        };
-        CliInitResponse: {
-            /** @enum {boolean} */
-            success: true;
-            data: {
-                program: {
-                    id: number;
-                    workspace_id: number;
-                    name: string;
-                    domain: string;
-                    commission_type: string;
-                    commission_rate: number;
-                    duration_months: number;
-                    cookie_duration: number;
-                };
-                /** @description The live key, shown this once */
-                api_key: string;
-                /** @description The test key, shown this once */
-                test_api_key: string;
-            };
-        };
-        CliInitRequest: {
-            name?: string;
-            /** @example shop.example.com */
-            domain?: string;
-            /** @enum {string} */
-            commission_type?: "percent" | "fixed" | "recurring_percent" | "recurring_fixed";
-            /** @description At most 100 for percent types */
-            commission_rate?: number;
-            /** @description 0 = lifetime (default) */
-            duration_months?: number;
-            /** @description Attribution window, 1 to 365 days (default 60) */
-            cookie_duration?: number;
-            /** @description Best left out */
-            advertiser_id?: number;
-        };
-        CliProgramsResponse: {
-            /** @enum {boolean} */
-            success: true;
-            data: {
-                programs: {
-                    id: number;
-                    name: string;
-                    domain: string;
-                    workspace_id: number;
-                    commission_type: string;
-                    commission_rate: number;
-                    created_at: string;
-                }[];
-            };
-        };
-        CliStatusResponse: {
-            /** @enum {boolean} */
-            success: true;
-            data: {
-                program: {
-                    id: number;
-                    name: string;
-                    domain: string;
-                };
-                /** @enum {string} */
-                key_mode: "live" | "test";
-                verified: boolean;
-                steps: {
-                    click: {
-                        live: boolean;
-                        test: boolean;
-                        last_at: string | null;
-                    };
-                    lead: {
-                        live: boolean;
-                        test: boolean;
-                        last_at: string | null;
-                    };
-                    sale: {
-                        live: boolean;
-                        test: boolean;
-                        last_at: string | null;
-                    };
-                };
-                next_step: string | null;
-            };
-        };
-        CliTestEventResponse: {
-            /** @enum {boolean} */
-            success: true;
-            data: {
-                /** @enum {string} */
-                type: "event";
-                program_id: number;
-                /** @enum {boolean} */
-                test_mode: true;
-                step: {
-                    /** @enum {string} */
-                    step: "click" | "lead" | "sale";
-                    ok: boolean;
-                    /** @description The tracking endpoint's HTTP status for this step */
-                    status: number;
-                    id: string | number | null;
-                    message: string | null;
-                };
-            } | {
-                /** @enum {string} */
-                type: "chain";
-                program_id: number;
-                /** @enum {boolean} */
-                test_mode: true;
-                ok: boolean;
-                steps: {
-                    /** @enum {string} */
-                    step: "click" | "lead" | "sale";
-                    ok: boolean;
-                    /** @description The tracking endpoint's HTTP status for this step */
-                    status: number;
-                    id: string | number | null;
-                    message: string | null;
-                }[];
-            };
-        };
-        CliTestEventRequest: {
-            /**
-             * @description `click`, `lead` or `sale`
-             * @example click
-             */
-            event_type?: unknown;
-            /** @description `chain`: the full click -> lead -> sale chain */
-            type?: unknown;
-        };
         EventsWorkerError: {
             error: {
                 code: string;
@@ -1966,6 +1758,214 @@ export interface components {
             cookie_duration?: number;
         } & {
             [key: string]: unknown;
+        };
+        Session: {
+            /** @enum {boolean} */
+            success: true;
+            data: {
+                user: {
+                    id: number;
+                    email: string;
+                };
+                workspaces: {
+                    advertiser_id: number;
+                    name: string;
+                    role: string;
+                }[];
+            };
+        };
+        SignInToken: {
+            /** @enum {boolean} */
+            success: true;
+            data: {
+                token: string;
+                /** @enum {string} */
+                token_type: "Bearer";
+                expires_at: string;
+            };
+        };
+        CliAuthStartResponse: {
+            /** @enum {boolean} */
+            success: true;
+            data: {
+                /** @description Poll `auth/poll?state=` with it; keep it secret. */
+                state: string;
+                /**
+                 * @description Shown by the tool and by the sign-in page
+                 * @example BCDF-GHJK
+                 */
+                user_code: string;
+                /** @description The sign-in page to open, carrying the state */
+                verification_url: string;
+                poll_interval_seconds: number;
+                /** @description ISO 8601; 5 minutes after the start */
+                expires_at: string;
+            };
+        };
+        CliAuthCallbackResponse: {
+            /** @enum {boolean} */
+            success: true;
+            data: {
+                /** @enum {string} */
+                status: "completed";
+                user_code: string;
+            };
+        };
+        CliAuthCallbackRequest: {
+            /** @description The state from `auth/start` */
+            state?: string;
+            /** @description The provider's ID token */
+            id_token?: string;
+        };
+        CliPollResponse: {
+            /** @enum {boolean} */
+            success: true;
+            data: {
+                /** @enum {string} */
+                status: "pending" | "expired";
+            } | {
+                /** @enum {string} */
+                status: "complete";
+                /** @description The login token, handed out this once */
+                token: string;
+                expires_at: string;
+                email: string;
+            };
+        };
+        CliLogoutResponse: {
+            /** @enum {boolean} */
+            success: true;
+            data: {
+                /** @enum {boolean} */
+                logged_out: true;
+            };
+        };
+        CliInitResponse: {
+            /** @enum {boolean} */
+            success: true;
+            data: {
+                program: {
+                    id: number;
+                    workspace_id: number;
+                    name: string;
+                    domain: string;
+                    commission_type: string;
+                    commission_rate: number;
+                    duration_months: number;
+                    cookie_duration: number;
+                };
+                /** @description The live key, shown this once */
+                api_key: string;
+                /** @description The test key, shown this once */
+                test_api_key: string;
+            };
+        };
+        CliInitRequest: {
+            name?: string;
+            /** @example shop.example.com */
+            domain?: string;
+            /** @enum {string} */
+            commission_type?: "percent" | "fixed" | "recurring_percent" | "recurring_fixed";
+            /** @description At most 100 for percent types */
+            commission_rate?: number;
+            /** @description 0 = lifetime (default) */
+            duration_months?: number;
+            /** @description Attribution window, 1 to 365 days (default 60) */
+            cookie_duration?: number;
+            /** @description Best left out */
+            advertiser_id?: number;
+        };
+        CliProgramsResponse: {
+            /** @enum {boolean} */
+            success: true;
+            data: {
+                programs: {
+                    id: number;
+                    name: string;
+                    domain: string;
+                    workspace_id: number;
+                    commission_type: string;
+                    commission_rate: number;
+                    created_at: string;
+                }[];
+            };
+        };
+        CliStatusResponse: {
+            /** @enum {boolean} */
+            success: true;
+            data: {
+                program: {
+                    id: number;
+                    name: string;
+                    domain: string;
+                };
+                /** @enum {string} */
+                key_mode: "live" | "test";
+                verified: boolean;
+                steps: {
+                    click: {
+                        live: boolean;
+                        test: boolean;
+                        last_at: string | null;
+                    };
+                    lead: {
+                        live: boolean;
+                        test: boolean;
+                        last_at: string | null;
+                    };
+                    sale: {
+                        live: boolean;
+                        test: boolean;
+                        last_at: string | null;
+                    };
+                };
+                next_step: string | null;
+            };
+        };
+        CliTestEventResponse: {
+            /** @enum {boolean} */
+            success: true;
+            data: {
+                /** @enum {string} */
+                type: "event";
+                program_id: number;
+                /** @enum {boolean} */
+                test_mode: true;
+                step: {
+                    /** @enum {string} */
+                    step: "click" | "lead" | "sale";
+                    ok: boolean;
+                    /** @description The tracking endpoint's HTTP status for this step */
+                    status: number;
+                    id: string | number | null;
+                    message: string | null;
+                };
+            } | {
+                /** @enum {string} */
+                type: "chain";
+                program_id: number;
+                /** @enum {boolean} */
+                test_mode: true;
+                ok: boolean;
+                steps: {
+                    /** @enum {string} */
+                    step: "click" | "lead" | "sale";
+                    ok: boolean;
+                    /** @description The tracking endpoint's HTTP status for this step */
+                    status: number;
+                    id: string | number | null;
+                    message: string | null;
+                }[];
+            };
+        };
+        CliTestEventRequest: {
+            /**
+             * @description `click`, `lead` or `sale`
+             * @example click
+             */
+            event_type?: unknown;
+            /** @description `chain`: the full click -> lead -> sale chain */
+            type?: unknown;
         };
         DashboardStatus: {
             /** @enum {boolean} */
@@ -2924,999 +2924,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PlatformError"];
-                };
-            };
-        };
-    };
-    getAuthSignIn: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description To the provider's sign-in page */
-            302: {
-                headers: {
-                    Location?: string;
-                    "Set-Cookie"?: string;
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Rate limited; nothing was recorded. `Retry-After` gives the wait in seconds. */
-            429: {
-                headers: {
-                    /** @description Limit of the bucket */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the window */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Unix seconds when the window resets */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Request id */
-                    "X-Request-ID"?: string;
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RateLimited"];
-                };
-            };
-            /** @description Sign-in is not configured or the provider is unreachable */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PlatformError"];
-                };
-            };
-        };
-    };
-    getAuthCallback: {
-        parameters: {
-            query?: {
-                state?: string;
-                code?: string;
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Signed in for a command-line login (an HTML page) */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Signed in */
-            303: {
-                headers: {
-                    Location?: string;
-                    "Set-Cookie"?: string;
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description State missing, expired, used or from another browser; or the provider refused */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PlatformError"];
-                };
-            };
-            /** @description Unverified provider email, or suspended account */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PlatformError"];
-                };
-            };
-            /** @description Rate limited; nothing was recorded. `Retry-After` gives the wait in seconds. */
-            429: {
-                headers: {
-                    /** @description Limit of the bucket */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the window */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Unix seconds when the window resets */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Request id */
-                    "X-Request-ID"?: string;
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RateLimited"];
-                };
-            };
-            /** @description Sign-in failed */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PlatformError"];
-                };
-            };
-        };
-    };
-    getAuthSession: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Signed in */
-            200: {
-                headers: {
-                    /** @description Limit of the bucket */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the window */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Unix seconds when the window resets */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Request id */
-                    "X-Request-ID"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Session"];
-                };
-            };
-            /** @description No sign-in token; an unknown, expired or revoked one; or a program API key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PlatformError"];
-                };
-            };
-            /** @description Suspended account (`ACCOUNT_BLOCKED`), or a cookie-authenticated write from another origin */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PlatformError"];
-                };
-            };
-            /** @description Rate limited; nothing was recorded. `Retry-After` gives the wait in seconds. */
-            429: {
-                headers: {
-                    /** @description Limit of the bucket */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the window */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Unix seconds when the window resets */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Request id */
-                    "X-Request-ID"?: string;
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RateLimited"];
-                };
-            };
-            /** @description Internal server error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PlatformError"];
-                };
-            };
-        };
-    };
-    postAuthTokens: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The new token */
-            200: {
-                headers: {
-                    /** @description Limit of the bucket */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the window */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Unix seconds when the window resets */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Request id */
-                    "X-Request-ID"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SignInToken"];
-                };
-            };
-            /** @description No sign-in token; an unknown, expired or revoked one; or a program API key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PlatformError"];
-                };
-            };
-            /** @description Suspended account (`ACCOUNT_BLOCKED`), or a cookie-authenticated write from another origin */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PlatformError"];
-                };
-            };
-            /** @description Rate limited; nothing was recorded. `Retry-After` gives the wait in seconds. */
-            429: {
-                headers: {
-                    /** @description Limit of the bucket */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the window */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Unix seconds when the window resets */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Request id */
-                    "X-Request-ID"?: string;
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RateLimited"];
-                };
-            };
-            /** @description Internal server error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PlatformError"];
-                };
-            };
-        };
-    };
-    postAuthSignOut: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Signed out */
-            200: {
-                headers: {
-                    /** @description Limit of the bucket */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the window */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Unix seconds when the window resets */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Request id */
-                    "X-Request-ID"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: {
-                            /** @enum {boolean} */
-                            signed_out: true;
-                        };
-                    };
-                };
-            };
-            /** @description No sign-in token; an unknown, expired or revoked one; or a program API key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PlatformError"];
-                };
-            };
-            /** @description Suspended account (`ACCOUNT_BLOCKED`), or a cookie-authenticated write from another origin */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PlatformError"];
-                };
-            };
-            /** @description Rate limited; nothing was recorded. `Retry-After` gives the wait in seconds. */
-            429: {
-                headers: {
-                    /** @description Limit of the bucket */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the window */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Unix seconds when the window resets */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Request id */
-                    "X-Request-ID"?: string;
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RateLimited"];
-                };
-            };
-            /** @description Internal server error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PlatformError"];
-                };
-            };
-        };
-    };
-    postCliAuthStart: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Login session started */
-            200: {
-                headers: {
-                    /** @description Limit of the bucket */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the window */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Unix seconds when the window resets */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Request id */
-                    "X-Request-ID"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["CliAuthStartResponse"];
-                };
-            };
-            /** @description Rate limited; nothing was recorded. `Retry-After` gives the wait in seconds. */
-            429: {
-                headers: {
-                    /** @description Limit of the bucket */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the window */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Unix seconds when the window resets */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Request id */
-                    "X-Request-ID"?: string;
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RateLimited"];
-                };
-            };
-            /** @description Failed to start auth session (request_id: <id>) */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PlatformError"];
-                };
-            };
-        };
-    };
-    postCliAuthCallback: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["CliAuthCallbackRequest"];
-            };
-        };
-        responses: {
-            /** @description The session is signed in; the tool's next poll receives the login token */
-            200: {
-                headers: {
-                    /** @description Limit of the bucket */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the window */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Unix seconds when the window resets */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Request id */
-                    "X-Request-ID"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["CliAuthCallbackResponse"];
-                };
-            };
-            /** @description Missing required fields: state, id_token; Session expired */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PlatformError"];
-                };
-            };
-            /** @description Invalid or expired id_token */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PlatformError"];
-                };
-            };
-            /** @description Suspended account (`ACCOUNT_BLOCKED`) or unverified email (`PROVIDER_EMAIL_NOT_VERIFIED`) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PlatformError"];
-                };
-            };
-            /** @description Session not found or already used */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PlatformError"];
-                };
-            };
-            /** @description The body is larger than 64 KB (65536 bytes); nothing was recorded. */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PlatformError"];
-                };
-            };
-            /** @description Rate limited; nothing was recorded. `Retry-After` gives the wait in seconds. */
-            429: {
-                headers: {
-                    /** @description Limit of the bucket */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the window */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Unix seconds when the window resets */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Request id */
-                    "X-Request-ID"?: string;
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RateLimited"];
-                };
-            };
-            /** @description Auth callback failed (request_id: <id>) */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PlatformError"];
-                };
-            };
-        };
-    };
-    getCliAuthPoll: {
-        parameters: {
-            query: {
-                state: string;
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Pending, expired, or complete with the login token */
-            200: {
-                headers: {
-                    /** @description Limit of the bucket */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the window */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Unix seconds when the window resets */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Request id */
-                    "X-Request-ID"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["CliPollResponse"];
-                };
-            };
-            /** @description Missing state parameter; Session already consumed */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PlatformError"];
-                };
-            };
-            /** @description Session not found */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PlatformError"];
-                };
-            };
-            /** @description Rate limited; nothing was recorded. `Retry-After` gives the wait in seconds. */
-            429: {
-                headers: {
-                    /** @description Limit of the bucket */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the window */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Unix seconds when the window resets */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Request id */
-                    "X-Request-ID"?: string;
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RateLimited"];
-                };
-            };
-            /** @description Failed to poll auth session (request_id: <id>) */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PlatformError"];
-                };
-            };
-        };
-    };
-    postCliAuthLogout: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Logged out */
-            200: {
-                headers: {
-                    /** @description Limit of the bucket */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the window */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Unix seconds when the window resets */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Request id */
-                    "X-Request-ID"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["CliLogoutResponse"];
-                };
-            };
-            /** @description Missing Authorization header */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PlatformError"];
-                };
-            };
-            /** @description Rate limited; nothing was recorded. `Retry-After` gives the wait in seconds. */
-            429: {
-                headers: {
-                    /** @description Limit of the bucket */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the window */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Unix seconds when the window resets */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Request id */
-                    "X-Request-ID"?: string;
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RateLimited"];
-                };
-            };
-            /** @description Failed to log out (request_id: <id>) */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PlatformError"];
-                };
-            };
-        };
-    };
-    postCliInit: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["CliInitRequest"];
-            };
-        };
-        responses: {
-            /** @description The program and its keys */
-            200: {
-                headers: {
-                    /** @description Limit of the bucket */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the window */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Unix seconds when the window resets */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Request id */
-                    "X-Request-ID"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["CliInitResponse"];
-                };
-            };
-            /** @description A field breaks a rule of the init table */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PlatformError"];
-                };
-            };
-            /** @description Authentication required; Invalid or expired token; User not found (each with how to log in) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PlatformError"];
-                };
-            };
-            /** @description No advertiser found for this account; advertiser_id does not match the authenticated account */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PlatformError"];
-                };
-            };
-            /** @description The body is larger than 64 KB (65536 bytes); nothing was recorded. */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PlatformError"];
-                };
-            };
-            /** @description Rate limited; nothing was recorded. `Retry-After` gives the wait in seconds. */
-            429: {
-                headers: {
-                    /** @description Limit of the bucket */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the window */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Unix seconds when the window resets */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Request id */
-                    "X-Request-ID"?: string;
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RateLimited"];
-                };
-            };
-            /** @description Failed to create program (request_id: <id>) */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PlatformError"];
-                };
-            };
-        };
-    };
-    getCliPrograms: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The programs */
-            200: {
-                headers: {
-                    /** @description Limit of the bucket */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the window */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Unix seconds when the window resets */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Request id */
-                    "X-Request-ID"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["CliProgramsResponse"];
-                };
-            };
-            /** @description Missing Authorization header; Invalid or expired token; User not found */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PlatformError"];
-                };
-            };
-            /** @description Rate limited; nothing was recorded. `Retry-After` gives the wait in seconds. */
-            429: {
-                headers: {
-                    /** @description Limit of the bucket */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the window */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Unix seconds when the window resets */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Request id */
-                    "X-Request-ID"?: string;
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RateLimited"];
-                };
-            };
-            /** @description Failed to list programs (request_id: <id>) */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PlatformError"];
-                };
-            };
-        };
-    };
-    getCliStatus: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Integration status */
-            200: {
-                headers: {
-                    /** @description Limit of the bucket */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the window */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Unix seconds when the window resets */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Request id */
-                    "X-Request-ID"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["CliStatusResponse"];
-                };
-            };
-            /** @description Missing or malformed header, missing token, invalid key; or a retired key (typed, `api_key_rotation_required`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PlatformError"];
-                };
-            };
-            /** @description Rate limited; nothing was recorded. `Retry-After` gives the wait in seconds. */
-            429: {
-                headers: {
-                    /** @description Limit of the bucket */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the window */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Unix seconds when the window resets */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Request id */
-                    "X-Request-ID"?: string;
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RateLimited"];
-                };
-            };
-            /** @description Failed to get status (request_id: <id>) */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PlatformError"];
-                };
-            };
-        };
-    };
-    postCliTestEvent: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["CliTestEventRequest"];
-            };
-        };
-        responses: {
-            /** @description The test event's step, or every step of the chain */
-            200: {
-                headers: {
-                    /** @description Limit of the bucket */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the window */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Unix seconds when the window resets */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Request id */
-                    "X-Request-ID"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["CliTestEventResponse"];
-                };
-            };
-            /** @description Invalid event_type: <value>. Valid: click, lead, sale */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PlatformError"];
-                };
-            };
-            /** @description Missing or malformed header, missing token, invalid key; or a retired key (typed, `api_key_rotation_required`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PlatformError"];
-                };
-            };
-            /** @description The body is larger than 64 KB (65536 bytes); nothing was recorded. */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PlatformError"];
-                };
-            };
-            /** @description Rate limited; nothing was recorded. `Retry-After` gives the wait in seconds. */
-            429: {
-                headers: {
-                    /** @description Limit of the bucket */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the window */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Unix seconds when the window resets */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Request id */
-                    "X-Request-ID"?: string;
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RateLimited"];
-                };
-            };
-            /** @description Failed to run synthetic chain (request_id: <id>); Failed to process test event (request_id: <id>) */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PlatformError"];
-                };
-            };
-        };
-    };
-    postCliStripeConnect: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description This endpoint is retired. Connect your payments provider account from the dashboard: program settings, Payments. */
-            410: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PlatformError"];
-                };
-            };
-            /** @description Rate limited; nothing was recorded. `Retry-After` gives the wait in seconds. */
-            429: {
-                headers: {
-                    /** @description Limit of the bucket */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the window */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Unix seconds when the window resets */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Request id */
-                    "X-Request-ID"?: string;
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RateLimited"];
                 };
             };
         };
@@ -5776,6 +4783,1154 @@ export interface operations {
             };
         };
     };
+    getProgramsIdStripeConnect: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Program id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description To the provider's authorization page */
+            302: {
+                headers: {
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Sign-in required; an unknown, expired or revoked sign-in token; or a program API key instead of one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description You do not have access to this program (another workspace's program, a program id that does not exist, or no active membership: the same answer); a suspended account (`ACCOUNT_BLOCKED`); a cookie-authenticated write from another origin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description Rate limited; nothing was recorded. `Retry-After` gives the wait in seconds. */
+            429: {
+                headers: {
+                    /** @description Limit of the bucket */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Request id */
+                    "X-Request-ID"?: string;
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimited"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlatformError"];
+                };
+            };
+        };
+    };
+    getProgramsStripeConnectCallback: {
+        parameters: {
+            query?: {
+                code?: string;
+                state?: string;
+                error?: string;
+                error_description?: string;
+                scope?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description To the program's settings, now connected */
+            303: {
+                headers: {
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Connection expired, was already used or was started by someone else. Start again.; The connection was not approved at the payments provider; The payments provider did not accept the authorization. Start again. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description Sign-in required; an unknown, expired or revoked sign-in token; or a program API key instead of one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description You do not have access to this program (another workspace's program, a program id that does not exist, or no active membership: the same answer); a suspended account (`ACCOUNT_BLOCKED`); a cookie-authenticated write from another origin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description stripe_account_id is already connected to another program */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description Rate limited; nothing was recorded. `Retry-After` gives the wait in seconds. */
+            429: {
+                headers: {
+                    /** @description Limit of the bucket */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Request id */
+                    "X-Request-ID"?: string;
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimited"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlatformError"];
+                };
+            };
+        };
+    };
+    getAuthSignIn: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description To the provider's sign-in page */
+            302: {
+                headers: {
+                    Location?: string;
+                    "Set-Cookie"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Rate limited; nothing was recorded. `Retry-After` gives the wait in seconds. */
+            429: {
+                headers: {
+                    /** @description Limit of the bucket */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Request id */
+                    "X-Request-ID"?: string;
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimited"];
+                };
+            };
+            /** @description Sign-in is not configured or the provider is unreachable */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlatformError"];
+                };
+            };
+        };
+    };
+    getAuthCallback: {
+        parameters: {
+            query?: {
+                state?: string;
+                code?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Signed in for a command-line login (an HTML page) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Signed in */
+            303: {
+                headers: {
+                    Location?: string;
+                    "Set-Cookie"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description State missing, expired, used or from another browser; or the provider refused */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description Unverified provider email, or suspended account */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description Rate limited; nothing was recorded. `Retry-After` gives the wait in seconds. */
+            429: {
+                headers: {
+                    /** @description Limit of the bucket */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Request id */
+                    "X-Request-ID"?: string;
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimited"];
+                };
+            };
+            /** @description Sign-in failed */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlatformError"];
+                };
+            };
+        };
+    };
+    getAuthSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Signed in */
+            200: {
+                headers: {
+                    /** @description Limit of the bucket */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Request id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Session"];
+                };
+            };
+            /** @description No sign-in token; an unknown, expired or revoked one; or a program API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description Suspended account (`ACCOUNT_BLOCKED`), or a cookie-authenticated write from another origin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description Rate limited; nothing was recorded. `Retry-After` gives the wait in seconds. */
+            429: {
+                headers: {
+                    /** @description Limit of the bucket */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Request id */
+                    "X-Request-ID"?: string;
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimited"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlatformError"];
+                };
+            };
+        };
+    };
+    postAuthTokens: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The new token */
+            200: {
+                headers: {
+                    /** @description Limit of the bucket */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Request id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SignInToken"];
+                };
+            };
+            /** @description No sign-in token; an unknown, expired or revoked one; or a program API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description Suspended account (`ACCOUNT_BLOCKED`), or a cookie-authenticated write from another origin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description Rate limited; nothing was recorded. `Retry-After` gives the wait in seconds. */
+            429: {
+                headers: {
+                    /** @description Limit of the bucket */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Request id */
+                    "X-Request-ID"?: string;
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimited"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlatformError"];
+                };
+            };
+        };
+    };
+    postAuthSignOut: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Signed out */
+            200: {
+                headers: {
+                    /** @description Limit of the bucket */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Request id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @enum {boolean} */
+                            signed_out: true;
+                        };
+                    };
+                };
+            };
+            /** @description No sign-in token; an unknown, expired or revoked one; or a program API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description Suspended account (`ACCOUNT_BLOCKED`), or a cookie-authenticated write from another origin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description Rate limited; nothing was recorded. `Retry-After` gives the wait in seconds. */
+            429: {
+                headers: {
+                    /** @description Limit of the bucket */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Request id */
+                    "X-Request-ID"?: string;
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimited"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlatformError"];
+                };
+            };
+        };
+    };
+    postCliAuthStart: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Login session started */
+            200: {
+                headers: {
+                    /** @description Limit of the bucket */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Request id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CliAuthStartResponse"];
+                };
+            };
+            /** @description Rate limited; nothing was recorded. `Retry-After` gives the wait in seconds. */
+            429: {
+                headers: {
+                    /** @description Limit of the bucket */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Request id */
+                    "X-Request-ID"?: string;
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimited"];
+                };
+            };
+            /** @description Failed to start auth session (request_id: <id>) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlatformError"];
+                };
+            };
+        };
+    };
+    postCliAuthCallback: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CliAuthCallbackRequest"];
+            };
+        };
+        responses: {
+            /** @description The session is signed in; the tool's next poll receives the login token */
+            200: {
+                headers: {
+                    /** @description Limit of the bucket */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Request id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CliAuthCallbackResponse"];
+                };
+            };
+            /** @description Missing required fields: state, id_token; Session expired */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description Invalid or expired id_token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description Suspended account (`ACCOUNT_BLOCKED`) or unverified email (`PROVIDER_EMAIL_NOT_VERIFIED`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description Session not found or already used */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description The body is larger than 64 KB (65536 bytes); nothing was recorded. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description Rate limited; nothing was recorded. `Retry-After` gives the wait in seconds. */
+            429: {
+                headers: {
+                    /** @description Limit of the bucket */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Request id */
+                    "X-Request-ID"?: string;
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimited"];
+                };
+            };
+            /** @description Auth callback failed (request_id: <id>) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlatformError"];
+                };
+            };
+        };
+    };
+    getCliAuthPoll: {
+        parameters: {
+            query: {
+                state: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Pending, expired, or complete with the login token */
+            200: {
+                headers: {
+                    /** @description Limit of the bucket */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Request id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CliPollResponse"];
+                };
+            };
+            /** @description Missing state parameter; Session already consumed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description Session not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description Rate limited; nothing was recorded. `Retry-After` gives the wait in seconds. */
+            429: {
+                headers: {
+                    /** @description Limit of the bucket */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Request id */
+                    "X-Request-ID"?: string;
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimited"];
+                };
+            };
+            /** @description Failed to poll auth session (request_id: <id>) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlatformError"];
+                };
+            };
+        };
+    };
+    postCliAuthLogout: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Logged out */
+            200: {
+                headers: {
+                    /** @description Limit of the bucket */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Request id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CliLogoutResponse"];
+                };
+            };
+            /** @description Missing Authorization header */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description Rate limited; nothing was recorded. `Retry-After` gives the wait in seconds. */
+            429: {
+                headers: {
+                    /** @description Limit of the bucket */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Request id */
+                    "X-Request-ID"?: string;
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimited"];
+                };
+            };
+            /** @description Failed to log out (request_id: <id>) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlatformError"];
+                };
+            };
+        };
+    };
+    postCliInit: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CliInitRequest"];
+            };
+        };
+        responses: {
+            /** @description The program and its keys */
+            200: {
+                headers: {
+                    /** @description Limit of the bucket */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Request id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CliInitResponse"];
+                };
+            };
+            /** @description A field breaks a rule of the init table */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description Authentication required; Invalid or expired token; User not found (each with how to log in) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description No advertiser found for this account; advertiser_id does not match the authenticated account */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description The body is larger than 64 KB (65536 bytes); nothing was recorded. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description Rate limited; nothing was recorded. `Retry-After` gives the wait in seconds. */
+            429: {
+                headers: {
+                    /** @description Limit of the bucket */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Request id */
+                    "X-Request-ID"?: string;
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimited"];
+                };
+            };
+            /** @description Failed to create program (request_id: <id>) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlatformError"];
+                };
+            };
+        };
+    };
+    getCliPrograms: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The programs */
+            200: {
+                headers: {
+                    /** @description Limit of the bucket */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Request id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CliProgramsResponse"];
+                };
+            };
+            /** @description Missing Authorization header; Invalid or expired token; User not found */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description Rate limited; nothing was recorded. `Retry-After` gives the wait in seconds. */
+            429: {
+                headers: {
+                    /** @description Limit of the bucket */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Request id */
+                    "X-Request-ID"?: string;
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimited"];
+                };
+            };
+            /** @description Failed to list programs (request_id: <id>) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlatformError"];
+                };
+            };
+        };
+    };
+    getCliStatus: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Integration status */
+            200: {
+                headers: {
+                    /** @description Limit of the bucket */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Request id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CliStatusResponse"];
+                };
+            };
+            /** @description Missing or malformed header, missing token, invalid key; or a retired key (typed, `api_key_rotation_required`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description Rate limited; nothing was recorded. `Retry-After` gives the wait in seconds. */
+            429: {
+                headers: {
+                    /** @description Limit of the bucket */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Request id */
+                    "X-Request-ID"?: string;
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimited"];
+                };
+            };
+            /** @description Failed to get status (request_id: <id>) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlatformError"];
+                };
+            };
+        };
+    };
+    postCliTestEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CliTestEventRequest"];
+            };
+        };
+        responses: {
+            /** @description The test event's step, or every step of the chain */
+            200: {
+                headers: {
+                    /** @description Limit of the bucket */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Request id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CliTestEventResponse"];
+                };
+            };
+            /** @description Invalid event_type: <value>. Valid: click, lead, sale */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description Missing or malformed header, missing token, invalid key; or a retired key (typed, `api_key_rotation_required`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description The body is larger than 64 KB (65536 bytes); nothing was recorded. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description Rate limited; nothing was recorded. `Retry-After` gives the wait in seconds. */
+            429: {
+                headers: {
+                    /** @description Limit of the bucket */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Request id */
+                    "X-Request-ID"?: string;
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimited"];
+                };
+            };
+            /** @description Failed to run synthetic chain (request_id: <id>); Failed to process test event (request_id: <id>) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlatformError"];
+                };
+            };
+        };
+    };
+    postCliStripeConnect: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description This endpoint is retired. Connect your payments provider account from the dashboard: program settings, Payments. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description Rate limited; nothing was recorded. `Retry-After` gives the wait in seconds. */
+            429: {
+                headers: {
+                    /** @description Limit of the bucket */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Request id */
+                    "X-Request-ID"?: string;
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimited"];
+                };
+            };
+        };
+    };
     getTrackingStatusProgramId: {
         parameters: {
             query?: never;
@@ -6396,161 +6551,6 @@ export interface operations {
                 };
             };
             /** @description Failed to run synthetic chain */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PlatformError"];
-                };
-            };
-        };
-    };
-    getProgramsIdStripeConnect: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description Program id */
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description To the provider's authorization page */
-            302: {
-                headers: {
-                    Location?: string;
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Sign-in required; an unknown, expired or revoked sign-in token; or a program API key instead of one */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PlatformError"];
-                };
-            };
-            /** @description You do not have access to this program (another workspace's program, a program id that does not exist, or no active membership: the same answer); a suspended account (`ACCOUNT_BLOCKED`); a cookie-authenticated write from another origin */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PlatformError"];
-                };
-            };
-            /** @description Rate limited; nothing was recorded. `Retry-After` gives the wait in seconds. */
-            429: {
-                headers: {
-                    /** @description Limit of the bucket */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the window */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Unix seconds when the window resets */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Request id */
-                    "X-Request-ID"?: string;
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RateLimited"];
-                };
-            };
-            /** @description Internal server error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PlatformError"];
-                };
-            };
-        };
-    };
-    getProgramsStripeConnectCallback: {
-        parameters: {
-            query?: {
-                code?: string;
-                state?: string;
-                error?: string;
-                error_description?: string;
-                scope?: string;
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description To the program's settings, now connected */
-            303: {
-                headers: {
-                    Location?: string;
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Connection expired, was already used or was started by someone else. Start again.; The connection was not approved at the payments provider; The payments provider did not accept the authorization. Start again. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PlatformError"];
-                };
-            };
-            /** @description Sign-in required; an unknown, expired or revoked sign-in token; or a program API key instead of one */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PlatformError"];
-                };
-            };
-            /** @description You do not have access to this program (another workspace's program, a program id that does not exist, or no active membership: the same answer); a suspended account (`ACCOUNT_BLOCKED`); a cookie-authenticated write from another origin */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PlatformError"];
-                };
-            };
-            /** @description stripe_account_id is already connected to another program */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PlatformError"];
-                };
-            };
-            /** @description Rate limited; nothing was recorded. `Retry-After` gives the wait in seconds. */
-            429: {
-                headers: {
-                    /** @description Limit of the bucket */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the window */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Unix seconds when the window resets */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Request id */
-                    "X-Request-ID"?: string;
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RateLimited"];
-                };
-            };
-            /** @description Internal server error */
             500: {
                 headers: {
                     [name: string]: unknown;
