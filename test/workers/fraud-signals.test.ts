@@ -97,6 +97,19 @@ describe("device hashes", () => {
     const otherKey = await deviceHashes("another-key-of-16-chars", "203.0.113.7", "Agent/1");
     expect(otherKey.ipHash).not.toBe(a.ipHash);
     expect(otherKey.uaHash).not.toBe(a.uaHash);
+    // After another key, the first key's hashes again (the user agents' hashes are kept per key).
+    expect(await deviceHashes(localDeviceHashKey, "203.0.113.7", "Agent/1")).toEqual(a);
+    // HMAC-SHA256 of "<purpose>:<value>", in hex, as computed here independently.
+    const key = await crypto.subtle.importKey(
+      "raw",
+      new TextEncoder().encode(localDeviceHashKey),
+      { name: "HMAC", hash: "SHA-256" },
+      false,
+      ["sign"],
+    );
+    const hmacHex = async (text: string) =>
+      Buffer.from(await crypto.subtle.sign("HMAC", key, new TextEncoder().encode(text))).toString("hex");
+    expect(a).toEqual({ ipHash: await hmacHex("ip:203.0.113.7"), uaHash: await hmacHex("ua:Agent/1") });
     expect(await deviceHashes(localDeviceHashKey, "unknown", null)).toEqual({ ipHash: null, uaHash: null });
     expect((await deviceHashes(localDeviceHashKey, "", "Agent/1")).ipHash).toBeNull();
   });

@@ -13,8 +13,23 @@ function movableClock(start: string) {
 describe("in-memory limiter bounds", () => {
   it("never holds more buckets than its cap, whatever the number of callers", async () => {
     const limiter = new MemoryRateLimiter(movableClock("2026-01-01T00:00:10Z"), { maxBuckets: 100 });
-    for (let i = 0; i < 1_000; i++) await limiter.check(policy, `ip:${i}`);
-    expect(limiter.size).toBe(100);
+    for (let i = 0; i < 1_000; i++) {
+      await limiter.check(policy, `ip:${i}`);
+      expect(limiter.size).toBeLessThanOrEqual(100);
+    }
+    expect(limiter.size).toBeGreaterThan(90);
+  });
+
+  it("when full of live buckets, drops the least recently used sixteenth of them at once", async () => {
+    const limiter = new MemoryRateLimiter(movableClock("2026-01-01T00:00:10Z"), { maxBuckets: 32 });
+    for (let i = 0; i < 32; i++) await limiter.check(policy, `ip:${i}`);
+    // ip:0 used again: ip:1 and ip:2 are now the least recently used.
+    await limiter.check(policy, "ip:0");
+    await limiter.check(policy, "ip:new");
+    expect(limiter.size).toBe(31);
+    expect((await limiter.check(policy, "ip:0")).remaining).toBe(0);
+    expect((await limiter.check(policy, "ip:3")).remaining).toBe(0);
+    expect((await limiter.check(policy, "ip:1")).remaining).toBe(1);
   });
 
   it("drops expired windows first, then the least recently used live bucket", async () => {
