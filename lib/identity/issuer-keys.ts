@@ -1,9 +1,8 @@
-import type { JWTVerifyGetKey } from "jose";
 import type { IdentityConfig } from "../config/env.ts";
 import { issuerMetadata } from "./issuer-discovery.ts";
-import { remoteKeySet } from "./verify-id-token.ts";
+import { type KeySet, remoteKeySet } from "./remote-key-set.ts";
 
-/** The issuer's signing keys, from the key set its discovery document names (jose refetches on rotation). */
-export async function issuerKeys(identity: IdentityConfig): Promise<JWTVerifyGetKey> {
+/** The issuer's signing keys, from the key set its discovery document names (refetched on rotation). */
+export async function issuerKeys(identity: IdentityConfig): Promise<KeySet> {
   return remoteKeySet((await issuerMetadata(identity)).jwksUri.href);
 }

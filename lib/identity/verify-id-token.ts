@@ -1,9 +1,12 @@
-import { createRemoteJWKSet, errors, type JWTVerifyGetKey, jwtVerify } from "jose";
+import type { KeySet } from "./remote-key-set.ts";
+import { jsonObject, verifyCompactJws } from "./verify-jws.ts";
 
 /**
- * Verifies an OpenID Connect ID token with `jose` against the issuer's published keys: signature (and its
- * algorithm when the issuer announced them), `iss`, `aud` (and `azp` when there are several audiences), `exp`
- * and `iat` (with a small clock skew), and `nonce` when the flow set one. Returns the person's
+ * Verifies an OpenID Connect ID token against the issuer's published keys: signature (and its algorithm when
+ * the issuer announced them; `verify-jws.ts`), `iss`, `aud` (and `azp` when there are several audiences),
+ * `exp` and `iat` (with a small clock skew), `nbf` when present, and `nonce` when the flow set one. The claim
+ * checks are those `jose`'s `jwtVerify` made with the options this module passed it before it replaced
+ * `jose` (in the same order, so a token wrong in several ways gets the same reason). Returns the person's
  * provider email facts, or a typed reason; never an HTTP error.
  */
 export interface IdTokenClaims {
@@ -19,7 +22,7 @@ export type IdTokenVerdict =
 export interface IdTokenExpectations {
   issuer: string;
   audience: string;
-  keys: JWTVerifyGetKey;
+  keys: KeySet;
   /** The nonce the flow sent in its authorization request; omitted when the flow sent none. */
   nonce?: string;
   /** The signing algorithms the issuer announced (discovery); omitted: any the issuer's keys allow. */
@@ -32,26 +35,38 @@ export const ID_TOKEN_CLOCK_SKEW_SECONDS = 60;
 /** An ID token is evidence of a fresh sign-in: refuse one issued long ago even if its `exp` is generous. */
 export const ID_TOKEN_MAX_AGE_SECONDS = 15 * 60;
 
+type Refusal = Extract<IdTokenVerdict, { ok: false }>;
+const invalid: Refusal = { ok: false, reason: "invalid_id_token" };
+const expired: Refusal = { ok: false, reason: "expired_id_token" };
+
+/** `nbf`, `exp` and `iat` against `now` (seconds); `exp` and `iat` are required. */
+function timeRefusal(claims: Record<string, unknown>, now: number): Refusal | null {
+  const { iat, nbf, exp } = claims;
+  const skew = ID_TOKEN_CLOCK_SKEW_SECONDS;
+  if (typeof iat !== "number" || typeof exp !== "number") return invalid;
+  if (nbf !== undefined && (typeof nbf !== "number" || nbf > now + skew)) return invalid;
+  if (exp <= now - skew) return expired;
+  // Issued too long ago counts as expired (jose's JWTExpired); issued in the future is a broken token.
+  if (now - iat - skew > ID_TOKEN_MAX_AGE_SECONDS) return expired;
+  if (now - iat < -skew) return invalid;
+  return null;
+}
+
 export async function verifyIdToken(token: string, expect: IdTokenExpectations): Promise<IdTokenVerdict> {
-  let payload: Record<string, unknown>;
+  let payload: Record<string, unknown> | null;
   try {
-    ({ payload } = await jwtVerify(token, expect.keys, {
-      issuer: expect.issuer,
-      audience: expect.audience,
-      clockTolerance: ID_TOKEN_CLOCK_SKEW_SECONDS,
-      maxTokenAge: ID_TOKEN_MAX_AGE_SECONDS,
-      currentDate: expect.now,
-      requiredClaims: ["sub", "iat", "exp"],
-      ...(expect.algorithms ? { algorithms: expect.algorithms } : {}),
-    }));
-  } catch (error) {
-    if (error instanceof errors.JWTExpired) return { ok: false, reason: "expired_id_token" };
-    return { ok: false, reason: "invalid_id_token" };
+    payload = jsonObject(await verifyCompactJws(token, expect.keys, expect.algorithms));
+  } catch {
+    // The key set could not be fetched: the token cannot be checked.
+    return invalid;
   }
-  if (typeof payload.sub !== "string") return { ok: false, reason: "invalid_id_token" };
+  if (!payload || typeof payload.sub !== "string" || payload.iss !== expect.issuer) return invalid;
+  const { aud } = payload;
+  if (!(aud === expect.audience || (Array.isArray(aud) && aud.includes(expect.audience)))) return invalid;
+  const refusal = timeRefusal(payload, Math.floor(expect.now.getTime() / 1000));
+  if (refusal) return refusal;
   // OIDC Core 3.1.3.7: a token for several audiences names the one it was issued to (azp), which must be us.
-  if (Array.isArray(payload.aud) && payload.aud.length > 1 && payload.azp !== expect.audience)
-    return { ok: false, reason: "invalid_id_token" };
+  if (Array.isArray(aud) && aud.length > 1 && payload.azp !== expect.audience) return invalid;
   if (expect.nonce !== undefined && payload.nonce !== expect.nonce)
     return { ok: false, reason: "nonce_mismatch" };
   const email =
@@ -59,16 +74,4 @@ export async function verifyIdToken(token: string, expect: IdTokenExpectations):
   // Some providers send the flag as the string "true".
   const emailVerified = payload.email_verified === true || payload.email_verified === "true";
   return { ok: true, claims: { subject: payload.sub, email, emailVerified } };
-}
-
-// Per isolate: jose caches the fetched key set and refetches on an unknown `kid` (key rotation).
-const keySets = new Map<string, JWTVerifyGetKey>();
-
-export function remoteKeySet(jwksUri: string): JWTVerifyGetKey {
-  let keys = keySets.get(jwksUri);
-  if (!keys) {
-    keys = createRemoteJWKSet(new URL(jwksUri), { timeoutDuration: 5000, cooldownDuration: 30_000 });
-    keySets.set(jwksUri, keys);
-  }
-  return keys;
 }

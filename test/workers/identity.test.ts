@@ -1,8 +1,10 @@
 import { env } from "cloudflare:workers";
 import { eq, sql } from "drizzle-orm";
+import { exportJWK, generateKeyPair, SignJWT } from "jose";
 import { describe, expect, inject, it } from "vitest";
 import { readConfig } from "../../lib/config/env.ts";
 import { issuerKeys } from "../../lib/identity/issuer-keys.ts";
+import { createKeySet } from "../../lib/identity/remote-key-set.ts";
 import { resolvePerson } from "../../lib/identity/resolve-person.ts";
 import { verifyIdToken } from "../../lib/identity/verify-id-token.ts";
 import { advertisers, users, workspaceMembers } from "../../schema/index.ts";
@@ -78,6 +80,47 @@ describe("verifyIdToken against the local provider's real tokens", () => {
       { email: `${unique("c")}@people.example`, verified: true },
     );
     expect(await verifyIdToken(token, await expectations())).toEqual({
+      ok: false,
+      reason: "invalid_id_token",
+    });
+  });
+});
+
+// The local provider signs with RS256 only: the other algorithms' WebCrypto (import and verify) in workerd.
+// test/node/id-token-signature.test.ts runs the same algorithms, and every refusal, in Node.
+describe("verifyIdToken in workerd, every signing algorithm", () => {
+  const algorithms = [
+    "RS256",
+    "RS384",
+    "RS512",
+    "PS256",
+    "PS384",
+    "PS512",
+    "ES256",
+    "ES384",
+    "ES512",
+    "EdDSA",
+    "Ed25519",
+  ];
+
+  it.each(algorithms)("%s", async (alg) => {
+    const { publicKey, privateKey } = await generateKeyPair(alg);
+    const keys = createKeySet(async () => [{ ...(await exportJWK(publicKey)), kid: "k", alg }]);
+    const token = await new SignJWT({ sub: "person-1", email: "a@b.example", email_verified: true })
+      .setProtectedHeader({ alg, kid: "k" })
+      .setIssuer(identity.issuer)
+      .setAudience(identity.clientId)
+      .setIssuedAt()
+      .setExpirationTime("5m")
+      .sign(privateKey);
+    const expected = { issuer: identity.issuer, audience: identity.clientId, keys, now: new Date() };
+    expect(await verifyIdToken(token, { ...expected, algorithms: [alg] })).toEqual({
+      ok: true,
+      claims: { subject: "person-1", email: "a@b.example", emailVerified: true },
+    });
+    const [header, payload, signature] = token.split(".");
+    const flipped = `${signature!.startsWith("A") ? "B" : "A"}${signature!.slice(1)}`;
+    expect(await verifyIdToken(`${header}.${payload}.${flipped}`, expected)).toEqual({
       ok: false,
       reason: "invalid_id_token",
     });
