@@ -1,9 +1,9 @@
 /**
  * Writes the API's OpenAPI document where the worker serves it from: `dashboard/public/openapi.json`, a
- * Workers static asset (wrangler.toml `[assets]`), so the deployed worker carries neither the generator nor
- * the document in its code. Generated in Node from every route of both HTTP workers in one app (`createApp`;
- * no database is reached), as compact JSON: the bytes `/openapi.json` answered when the worker generated it
- * per request. Checked in (as the dashboard's assets are); a test fails when it is stale.
+ * Workers static asset (wrangler.console.toml `[assets]`), so the deployed worker carries neither the
+ * generator nor the document in its code. Generated in Node from every route of the three HTTP workers in one
+ * app (`createApp`; no database is reached), as compact JSON: the bytes `/openapi.json` answered when the
+ * worker generated it per request. Checked in (as the dashboard's assets are); a test fails when it is stale.
  *
  *   npm run build:openapi
  */

@@ -33,9 +33,9 @@ export interface WorkerBindings {
   WEBHOOK_SECRETS_UNSEALED?: string;
   /** Webhook deliveries, put on it by the cron and sent by this worker's consumer (`lib/webhooks`). */
   WEBHOOKS?: Queue<unknown>;
-  /** The tracking worker (wrangler.toml `[[services]]`): the API worker's test events use its routes. */
+  /** The tracking worker (wrangler.console.toml `[[services]]`): the console's test events use its routes. */
   TRACKING?: Fetcher;
-  /** The static assets (wrangler.toml `[assets]`): the dashboard's script and styles. */
+  /** The static assets (wrangler.console.toml `[assets]`): the dashboard's script and styles, the docs. */
   ASSETS?: Fetcher;
 }
 
