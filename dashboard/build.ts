@@ -1,10 +1,10 @@
 /**
  * Builds the dashboard page's assets (`dashboard/client.ts` with uPlot bundled, minified; uPlot's stylesheet
- * plus `dashboard/style.css`, minified) and writes them as the API worker's Workers static assets,
- * `dashboard/public/dashboard/assets/app-<version>.js|css` (wrangler.toml `[assets]`, so they are not in
- * the worker's code), and as a TypeScript module, `functions/api/generated/dashboard-assets.ts`: the worker
- * imports only its version (the page links the files by it), the tests also the contents. Both checked in
- * (as the tracker is). No CDN: the page works offline. A test rebuilds the assets and fails when anything
+ * plus `dashboard/style.css`, minified) and writes them as the console worker's Workers static assets,
+ * `dashboard/public/dashboard/assets/app-<version>.js|css` (wrangler.console.toml `[assets]`, so they are not
+ * in the worker's code), and as a TypeScript module, `functions/api/generated/dashboard-assets.ts`: the
+ * worker imports only its version (the page links the files by it), the tests also the contents. Both checked
+ * in (as the tracker is). No CDN: the page works offline. A test rebuilds the assets and fails when anything
  * checked in is stale.
  *
  *   npm run build:dashboard

@@ -1,8 +1,8 @@
 /**
- * The dashboard page's script (built into the API worker by `npm run build:dashboard`): the chart, and the
- * actions that change things, each through the JSON routes. Same-origin `fetch` sends the session cookie
- * and this origin's `Origin`, which the routes require of a cookie-authenticated write (CSRF). Every text
- * from the server is set with `textContent`, never as HTML.
+ * The dashboard page's script (a static asset of the console worker, `npm run build:dashboard`): the chart,
+ * and the actions that change things, each through the JSON routes. Same-origin `fetch` sends the session
+ * cookie and this origin's `Origin`, which the routes require of a cookie-authenticated write (CSRF). Every
+ * text from the server is set with `textContent`, never as HTML.
  */
 import uPlot from "uplot";
 import { startWebhooks } from "./webhooks.ts";

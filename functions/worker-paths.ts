@@ -26,7 +26,9 @@ export const CONSOLE_WORKER_PATHS = [
 export type HttpWorker = "tracking" | "console" | "api";
 
 const matches = (patterns: readonly string[], pathAndQuery: string) =>
-  patterns.some((pattern) => pathAndQuery.startsWith(pattern.slice(0, -1)));
+  patterns.some((pattern) =>
+    pattern.endsWith("*") ? pathAndQuery.startsWith(pattern.slice(0, -1)) : pathAndQuery === pattern,
+  );
 
 /** The worker a request for `pathAndQuery` (`/tracker.js?v=2`) reaches, as the zone's routes match. */
 export function workerForPath(pathAndQuery: string): HttpWorker {

@@ -2,9 +2,9 @@ import type { AppEnv } from "../../lib/http/app-env.ts";
 
 /**
  * The OpenAPI document is written at build time (`npm run build:openapi`, from the same zod schemas that
- * validate requests) to the static assets (`[assets]` of wrangler.toml) under this path, so the worker ships
- * neither the generator nor the document in its code. wrangler.toml runs the worker first for this path: the
- * response carries the app's headers (`X-Request-ID`), as every other route's does.
+ * validate requests) to the static assets (`[assets]` of wrangler.console.toml) under this path, so the
+ * worker ships neither the generator nor the document in its code. Its config runs the worker first for this
+ * path: the response carries the app's headers (`X-Request-ID`), as every other route's does.
  */
 export const OPENAPI_ASSET_PATH = "/openapi.json";
 

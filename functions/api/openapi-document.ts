@@ -35,7 +35,7 @@ export function operationIdOf(method: string, path: string): string {
   return method.toLowerCase() + words.map((w) => w.charAt(0).toUpperCase() + w.slice(1)).join("");
 }
 
-/** The OpenAPI 3.1 document of the API worker's routes, and of the events worker's one route. */
+/** The OpenAPI 3.1 document of the three HTTP workers' routes, and of the events worker's one route. */
 export function openApiDocument(app: OpenAPIHono<AppEnv>): ReturnType<OpenAPIHono["getOpenAPI31Document"]> {
   const document = app.getOpenAPI31Document(documentInfo);
   for (const [path, item] of Object.entries((document.paths ?? {}) as Record<string, PathItem>)) {

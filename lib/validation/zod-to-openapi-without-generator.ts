@@ -1,5 +1,5 @@
 /**
- * Stands in for `@asteasolutions/zod-to-openapi` in the deployed API worker (the `alias` in wrangler.toml).
+ * Stands in for `@asteasolutions/zod-to-openapi` in the deployed HTTP workers (the `alias` of their configs).
  * `OpenAPIHono` imports the package's document generators (about 31 KB minified) next to what it uses on
  * every request, but the worker no longer generates the document: `/openapi.json` and `/docs` serve the one
  * written at build time (`npm run build:openapi`, a static asset). What runs at request time, the route

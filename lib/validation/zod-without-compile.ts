@@ -1,9 +1,9 @@
 /**
  * Stands in for zod's schema compiler (`zod/v4/core/compile.js`) in the deployed workers (the `alias` in
- * wrangler.toml and wrangler.stripe-events.toml). zod's namespace keeps the compiler (about 30 KB minified)
- * in every bundle, but the service never calls `z.compile` or `z.withParser`: schemas parse on zod's runtime
- * parser, whose behaviour and messages this leaves unchanged. Should anything compile a schema, it gets the
- * schema back untouched, which is what zod itself does for a schema it cannot compile.
+ * every wrangler config). zod's namespace keeps the compiler (about 30 KB minified) in every bundle, but the
+ * service never calls `z.compile` or `z.withParser`: schemas parse on zod's runtime parser, whose behaviour
+ * and messages this leaves unchanged. Should anything compile a schema, it gets the schema back untouched,
+ * which is what zod itself does for a schema it cannot compile.
  */
 
 /** The same registered symbol as zod's, so zod's parser recognises it. */

@@ -1,9 +1,8 @@
 /**
  * Stands in for zod's JSON Schema importer (`zod/v4/classic/from-json-schema.js`) in the deployed workers
- * (the `alias` in wrangler.toml and wrangler.stripe-events.toml). zod's namespace keeps the importer (about
- * 12 KB minified) in every bundle, but the service never turns a JSON Schema into a zod schema
- * (`z.fromJSONSchema`): its schemas are written in zod. Should anything call it, it fails loudly rather than
- * answer a schema that accepts anything.
+ * (the `alias` in every wrangler config). zod's namespace keeps the importer (about 12 KB minified) in every
+ * bundle, but the service never turns a JSON Schema into a zod schema (`z.fromJSONSchema`): its schemas are
+ * written in zod. Should anything call it, it fails loudly rather than answer a schema that accepts anything.
  */
 export function fromJSONSchema(): never {
   throw new Error(

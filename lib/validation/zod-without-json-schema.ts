@@ -1,11 +1,11 @@
 /**
  * Stands in for zod's JSON Schema output (`zod/v4/core/json-schema-processors.js`, `to-json-schema.js` and
- * `json-schema-generator.js`) in the deployed workers (the `alias` in wrangler.toml, wrangler.tracking.toml and
- * wrangler.stripe-events.toml). Every zod schema class references them (its `toJSONSchema()` method and one
- * processor per type), so zod's namespace keeps all three (about 23 KB minified) in every bundle, but the
- * service never turns a schema into a JSON Schema at request time: the OpenAPI document is written at build
- * time, in Node, with the real modules (`npm run build:openapi`). Should anything call them in a worker, they
- * fail loudly instead of answering an empty schema.
+ * `json-schema-generator.js`) in the deployed workers (the `alias` of every wrangler config). Every zod
+ * schema class references them (its `toJSONSchema()` method and one processor per type), so zod's namespace
+ * keeps all three (about 23 KB minified) in every bundle, but the service never turns a schema into a JSON
+ * Schema at request time: the OpenAPI document is written at build time, in Node, with the real modules
+ * (`npm run build:openapi`). Should anything call them in a worker, they fail loudly instead of answering an
+ * empty schema.
  *
  * One piece runs outside JSON Schema: the getters `minLength`, `maxLength`, `minValue`, `maxValue`, `format`,
  * `isInt` and `isFinite` of the schema classes read `aggregateChecks`, so it is kept, as zod 4.6.7 writes it

@@ -203,7 +203,7 @@ describe("local stack (npm run dev)", () => {
     expect((await fetch(`${base}/openapi.json`)).status).toBe(200);
     expect((await fetch(`${base}/docs`)).status).toBe(200);
     expect((await fetch(`${base}/dashboard`, { redirect: "manual" })).status).not.toBe(404);
-    // Paths no worker's routes name fall back to the API worker, the first of the stack.
+    // A path no worker's routes name reaches the first worker of the stack (every worker serves /healthz).
     expect((await fetch(`${base}/healthz`)).status).toBe(200);
     // (Test events, console worker to tracking worker through its binding: cli-tool.test.ts's `test chain`.)
   });

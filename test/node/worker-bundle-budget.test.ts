@@ -194,6 +194,47 @@ describe("worker bundle budget", () => {
     expect(files.filter((path) => others.test(path))).toEqual([]);
   });
 
+  /**
+   * The code that reads a binding, and the binding: a worker whose bundle keeps such a file must declare the
+   * binding in its config (the tests' routed entry gives all three HTTP workers every binding, so only the
+   * configs themselves can show one missing).
+   */
+  const bindingReaders: [file: string, binding: string, declaredAs: RegExp][] = [
+    [
+      "lib/notifications/publish.ts",
+      "NOTIFICATIONS",
+      /\[\[queues\.producers\]\]\s*binding = "NOTIFICATIONS"/,
+    ],
+    [
+      "functions/api/routes/programs/webhooks.ts",
+      "WEBHOOKS",
+      /\[\[queues\.producers\]\]\s*binding = "WEBHOOKS"/,
+    ],
+    [
+      "functions/api/routes/tracking/tracking-worker-calls.ts",
+      "TRACKING",
+      /\[\[services\]\]\s*binding = "TRACKING"/,
+    ],
+    ["functions/api/openapi-asset.ts", "ASSETS", /\[assets\][^[]*binding = "ASSETS"/],
+    ["functions/api/routes/dashboard/static-assets.ts", "ASSETS", /\[assets\][^[]*binding = "ASSETS"/],
+  ];
+
+  it.each(workers.map((w) => [w.name, w.config]))(
+    "the %s declares every binding its code reads (%s)",
+    async (name, config) => {
+      const toml = await readFile(config, "utf8");
+      const files = kept(name);
+      const needed = bindingReaders.filter(([file]) => files.includes(file));
+      for (const [file, binding, declaredAs] of needed)
+        expect(declaredAs.test(toml), `${file} reads ${binding}`).toBe(true);
+    },
+  );
+
+  it("each binding is read by some worker's code, so the check above runs", () => {
+    const everyKept = built.flatMap((b) => kept(b.name));
+    expect(bindingReaders.filter(([file]) => !everyKept.includes(file))).toEqual([]);
+  });
+
   it("the sign-in bundles no OpenID client library and no jose (our client and ID token check are fetch + WebCrypto)", () => {
     const consoleWorker = built.find((b) => b.name === "console worker");
     const inputs = Object.keys(consoleWorker?.meta.inputs ?? {});

@@ -1,8 +1,8 @@
 /**
- * How test events reach the tracking endpoints: the same click, lead and sale code a brand's backend
- * reaches, with the program key, so a test event is recorded and counted exactly like one sent by hand.
- * The API worker sends them to the tracking worker through its service binding (`trackingWorkerCalls`, no
- * network hop); tests may pass another.
+ * How test events reach the tracking endpoints: the same click, lead and sale code a brand's backend reaches,
+ * with the program key, so a test event is recorded and counted exactly like one sent by hand. The console
+ * worker sends them to the tracking worker through its service binding (`trackingWorkerCalls`, no network
+ * hop); tests may pass another.
  */
 export interface TrackingCalls {
   post(
