@@ -1,5 +1,4 @@
-import { createServer, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { ServerResponse } from "node:http";
 import { exportJWK, generateKeyPair, SignJWT } from "jose";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { KEY_SET_COOLDOWN_MS, KEY_SET_MAX_AGE_MS, remoteKeySet } from "../../lib/identity/remote-key-set.ts";
@@ -9,6 +8,8 @@ import {
   type IdTokenExpectations,
   verifyIdToken,
 } from "../../lib/identity/verify-id-token.ts";
+import { ID_TOKEN_ALGORITHMS, type IdTokenAlgorithm } from "../setup/jws-algorithms.ts";
+import { json, type PathRoutedServer, startPathRoutedServer } from "../setup/path-routed-server.ts";
 
 /**
  * The ID token check on WebCrypto (lib/identity/verify-jws.ts, remote-key-set.ts, verify-id-token.ts) against
@@ -18,20 +19,8 @@ import {
  * a valid signature, so only the rule under test refuses them.
  */
 
-const ALGORITHMS = [
-  "RS256",
-  "RS384",
-  "RS512",
-  "PS256",
-  "PS384",
-  "PS512",
-  "ES256",
-  "ES384",
-  "ES512",
-  "EdDSA",
-  "Ed25519",
-] as const;
-type Alg = (typeof ALGORITHMS)[number];
+const ALGORITHMS = ID_TOKEN_ALGORITHMS;
+type Alg = IdTokenAlgorithm;
 
 const ISSUER = "https://issuer.example";
 const AUDIENCE = "dashboard";
@@ -43,38 +32,20 @@ const invalid = { ok: false, reason: "invalid_id_token" };
 const expired = { ok: false, reason: "expired_id_token" };
 
 type Answer = (res: ServerResponse) => void;
-let server: ReturnType<typeof createServer>;
-let origin = "";
-const answers = new Map<string, Answer>();
-const hits = new Map<string, number>();
+let server: PathRoutedServer;
 
 beforeAll(async () => {
-  server = createServer((req, res) => {
-    const name = new URL(req.url ?? "/", "http://x").pathname.split("/")[1] ?? "";
-    hits.set(name, (hits.get(name) ?? 0) + 1);
-    const answer = answers.get(name);
-    if (answer) answer(res);
-    else res.writeHead(404).end();
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  server = await startPathRoutedServer();
 });
 
-afterAll(async () => {
-  server.closeAllConnections();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-});
-
-function json(res: ServerResponse, status: number, body: unknown): void {
-  res.writeHead(status, { "Content-Type": "application/json" }).end(JSON.stringify(body));
-}
+afterAll(() => server.close());
 
 let counter = 0;
 /** A key set URL of its own, answered by `answer`; `requests()` counts what reached it. */
 function keySetAt(answer: Answer) {
   const name = `keys-${++counter}`;
-  answers.set(name, answer);
-  return { url: `${origin}/${name}/jwks`, requests: () => hits.get(name) ?? 0 };
+  server.handle(name, (_request, res) => answer(res));
+  return { url: `${server.origin}/${name}/jwks`, requests: () => server.requests(name).length };
 }
 const serving = (keys: () => unknown[]) => keySetAt((res) => json(res, 200, { keys: keys() }));
 

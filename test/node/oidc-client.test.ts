@@ -1,6 +1,5 @@
 import { createHash } from "node:crypto";
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { ServerResponse } from "node:http";
 import { exportJWK, generateKeyPair, SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { IdentityConfig } from "../../lib/config/env.ts";
@@ -14,6 +13,12 @@ import {
   randomToken,
 } from "../../lib/identity/oidc-client.ts";
 import { verifyIdToken } from "../../lib/identity/verify-id-token.ts";
+import {
+  type Handler,
+  json,
+  type PathRoutedServer,
+  startPathRoutedServer,
+} from "../setup/path-routed-server.ts";
 
 /**
  * The sign-in's OpenID client against an issuer that misbehaves on purpose: a tiny HTTP server on 127.0.0.1
@@ -21,49 +26,21 @@ import { verifyIdToken } from "../../lib/identity/verify-id-token.ts";
  * The happy path against the real provider is test/workers/sign-in.test.ts.
  */
 
-interface Recorded {
-  method: string;
-  path: string;
-  headers: IncomingMessage["headers"];
-  body: string;
-}
-type Handler = (request: Recorded, res: ServerResponse) => void;
-
-let server: Server;
+let server: PathRoutedServer;
 let origin = "";
-const handlers = new Map<string, Handler>();
-const requests = new Map<string, Recorded[]>();
 
 beforeAll(async () => {
-  server = createServer(async (req, res) => {
-    let body = "";
-    for await (const chunk of req) body += chunk;
-    const path = new URL(req.url ?? "/", "http://x").pathname;
-    const name = path.split("/")[1] ?? "";
-    const recorded = { method: req.method ?? "", path, headers: req.headers, body };
-    requests.set(name, [...(requests.get(name) ?? []), recorded]);
-    const handler = handlers.get(name);
-    if (handler) handler(recorded, res);
-    else res.writeHead(404).end();
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  server = await startPathRoutedServer();
+  origin = server.origin;
 });
 
-afterAll(async () => {
-  server.closeAllConnections();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-});
-
-function json(res: ServerResponse, status: number, body: unknown): void {
-  res.writeHead(status, { "Content-Type": "application/json" }).end(JSON.stringify(body));
-}
+afterAll(() => server.close());
 
 let counter = 0;
 /** A fresh issuer (its own path) whose requests `handler` answers. */
 function testIssuer(handler: Handler): { issuer: string; name: string } {
   const name = `issuer-${++counter}`;
-  handlers.set(name, handler);
+  server.handle(name, handler);
   return { issuer: `${origin}/${name}`, name };
 }
 
@@ -113,7 +90,7 @@ describe("discovery", () => {
     });
     expect(await issuerMetadata({ issuer })).toBe(metadata);
     const name = new URL(issuer).pathname.slice(1);
-    expect(requests.get(name)?.map((r) => r.path)).toEqual([
+    expect(server.requests(name).map((r) => r.path)).toEqual([
       `/${name}/.well-known/openid-configuration`,
       `/${name}/.well-known/openid-configuration`,
     ]);
@@ -248,7 +225,7 @@ describe("token request", () => {
     });
     return { ...created, metadata: await issuerMetadata({ issuer: created.issuer }) };
   }
-  const tokenRequests = (name: string) => (requests.get(name) ?? []).filter((r) => r.path.endsWith("/token"));
+  const tokenRequests = (name: string) => server.requests(name).filter((r) => r.path.endsWith("/token"));
 
   it("a confidential client: client_secret_basic with the id and secret form-urlencoded (RFC 6749 2.3.1)", async () => {
     const { issuer, name, metadata } = await tokenIssuer((_r, res) =>

@@ -8,6 +8,7 @@ import { createKeySet } from "../../lib/identity/remote-key-set.ts";
 import { resolvePerson } from "../../lib/identity/resolve-person.ts";
 import { verifyIdToken } from "../../lib/identity/verify-id-token.ts";
 import { advertisers, users, workspaceMembers } from "../../schema/index.ts";
+import { ID_TOKEN_ALGORITHMS } from "../setup/jws-algorithms.ts";
 import { db, unique } from "./harness.ts";
 import { obtainIdToken, TEST_SIGN_IN_CALLBACK } from "./oidc-sign-in.ts";
 
@@ -89,19 +90,7 @@ describe("verifyIdToken against the local provider's real tokens", () => {
 // The local provider signs with RS256 only: the other algorithms' WebCrypto (import and verify) in workerd.
 // test/node/id-token-signature.test.ts runs the same algorithms, and every refusal, in Node.
 describe("verifyIdToken in workerd, every signing algorithm", () => {
-  const algorithms = [
-    "RS256",
-    "RS384",
-    "RS512",
-    "PS256",
-    "PS384",
-    "PS512",
-    "ES256",
-    "ES384",
-    "ES512",
-    "EdDSA",
-    "Ed25519",
-  ];
+  const algorithms = ID_TOKEN_ALGORITHMS;
 
   it.each(algorithms)("%s", async (alg) => {
     const { publicKey, privateKey } = await generateKeyPair(alg);
