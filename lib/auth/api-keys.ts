@@ -1,3 +1,4 @@
+import { bytesToHex } from "../hex.ts";
 import { base64Url } from "../ids.ts";
 
 /**
@@ -20,7 +21,7 @@ export async function issueApiKey(isTest: boolean): Promise<IssuedApiKey> {
 
 export async function sha256Hex(text: string): Promise<string> {
   const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
-  return [...new Uint8Array(digest)].map((byte) => byte.toString(16).padStart(2, "0")).join("");
+  return bytesToHex(new Uint8Array(digest));
 }
 
 /** How settings show a key: its display prefix and last four characters, never the rest. */

@@ -1,3 +1,4 @@
+import { bytesToHex } from "../hex.ts";
 import { rootLogger } from "../log.ts";
 
 /**
@@ -33,14 +34,11 @@ function hmacKey(secret: string): Promise<CryptoKey> {
   return cachedKey.key;
 }
 
-const HEX = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, "0"));
-
 async function keyedHash(key: CryptoKey, purpose: string, value: string): Promise<string> {
   // The purpose prefix keeps an address and a user agent that happen to be equal from hashing alike.
-  const mac = new Uint8Array(await crypto.subtle.sign("HMAC", key, encoder.encode(`${purpose}:${value}`)));
-  let hex = "";
-  for (const byte of mac) hex += HEX[byte];
-  return hex;
+  return bytesToHex(
+    new Uint8Array(await crypto.subtle.sign("HMAC", key, encoder.encode(`${purpose}:${value}`))),
+  );
 }
 
 /**
