@@ -31,6 +31,7 @@ import type { Demo } from "../dev/seed.ts";
 import { issueApiKey } from "../lib/auth/api-keys.ts";
 import { signedCheckoutEvent } from "./checkout-event.ts";
 import { type CpuProfiler, connectProfiler, selfTimeTable, summariseProfile } from "./cpu-profile.ts";
+import { type CpuSplit, cpuPerRequest, cpuSnapshot } from "./process-cpu.ts";
 
 interface ScenarioContext {
   demo: Demo;
@@ -303,6 +304,8 @@ interface Figures {
   dbStatementsPerRequest: number;
   /** Of the round trips per request, those made after the response by the queue consumer. */
   afterResponseRoundTripsPerRequest: number;
+  /** CPU milliseconds per request by part of the stack (bench/process-cpu.ts); absent without `/proc`. */
+  cpuMsPerRequest?: CpuSplit;
 }
 
 const seconds = positiveNumber("BENCH_SECONDS", 10);
@@ -405,19 +408,26 @@ try {
     const served = servingWorker(stack, scenario.path);
     const profiler = profilers.get(served.name);
     await profiler?.start();
+    const cpuBefore = cpuSnapshot(stack.sql.backend === "postgres");
     const result = await load(stack.baseUrl, scenario, context, { duration: seconds });
     // In-flight requests cut off at the deadline may still finish their queries; the notifications queue
     // delivers its last batch up to max_batch_timeout (2 s) later.
     await settle(scenario.afterResponseWrites ? 3000 : 250);
+    const cpu = cpuPerRequest(
+      cpuBefore,
+      cpuSnapshot(stack.sql.backend === "postgres"),
+      result.requests.total,
+    );
     const profile = await profiler?.stop();
     const db = stack.sql.stats();
-    const figures = summarise(scenario, result, db);
+    const figures = { ...summarise(scenario, result, db), ...(cpu ? { cpuMsPerRequest: cpu } : {}) };
     results.push(figures);
     print(figures);
     if (profile) await reportProfile(scenario.name, profile, served, figures.requests);
     if (figures.errors > 0) exitCode = 1;
   }
   printRatios(results);
+  printCpu(results, stack.sql.backend);
   console.log(`\n${JSON.stringify(results)}`);
 } catch (err) {
   console.error("benchmark failed:", err);
@@ -507,8 +517,30 @@ function print(f: Figures): void {
         (f.afterResponseRoundTripsPerRequest > 0
           ? `, of which ${f.afterResponseRoundTripsPerRequest} after the response (queue consumer)`
           : ""),
+      ...(f.cpuMsPerRequest
+        ? [
+            `  cpu ms/req          workerd ${f.cpuMsPerRequest.workerd}, node ${f.cpuMsPerRequest.node}, ` +
+              `postgres ${f.cpuMsPerRequest.postgres}`,
+          ]
+        : []),
     ].join("\n"),
   );
+}
+
+/**
+ * CPU milliseconds per request of every run, by part of the stack: steadier than requests per second on a
+ * shared machine, and where each scenario's time goes. On PGlite the database is inside node.
+ */
+function printCpu(results: readonly Figures[], backend: string): void {
+  const rows = results.filter((f) => f.cpuMsPerRequest);
+  if (rows.length === 0) return;
+  const node = backend === "pglite" ? "node (incl. PGlite)" : "node";
+  console.log(`\n| run | workerd | ${node} | postgres | total |\n|---|---:|---:|---:|---:|`);
+  for (const f of rows) {
+    const cpu = f.cpuMsPerRequest as CpuSplit;
+    const total = round(cpu.workerd + cpu.node + cpu.postgres, 2);
+    console.log(`| ${f.scenario} | ${cpu.workerd} | ${cpu.node} | ${cpu.postgres} | ${total} |`);
+  }
 }
 
 /**
