@@ -1,4 +1,4 @@
-import { type Placeholder, SQL, type SQLChunk, StringChunk, sql } from "drizzle-orm";
+import { type Placeholder, type QueryWithTypings, SQL, type SQLChunk, StringChunk, sql } from "drizzle-orm";
 import { PgDialect } from "drizzle-orm/pg-core/dialect";
 
 /** A parameter value of a prepared statement: what the driver sends as text, or a placeholder when nested. */
@@ -16,33 +16,63 @@ export type PreparedValue = string | number | boolean | null | Placeholder;
  *
  * A value is a single parameter (never a list or an SQL fragment: those change the text). A placeholder is
  * passed through, so a prepared statement can be nested in another one's `build`.
+ *
+ * Sent on its own (`db.execute`, an item of `db.batch`), the statement is not even walked: its `toQuery`
+ * answers the kept text and the values in order, what drizzle's walk of the same pieces gives (walking
+ * them was still about 60 µs of worker CPU per click, `npm run bench:profile -- click`). Nested in another
+ * statement, drizzle walks its pieces as those of any `sql` template.
  */
 export function preparedSql<const Names extends readonly string[]>(
   names: Names,
   build: (params: { [Name in Names[number]]: Placeholder<Name> }) => SQL,
 ): (values: { [Name in Names[number]]: PreparedValue }) => SQL {
-  let rendered: { pieces: StringChunk[]; order: Names[number][] } | undefined;
+  let rendered: Rendered<Names> | undefined;
   return (values) => {
     rendered ??= render(names, build);
-    const { pieces, order } = rendered;
+    const { text, pieces, order } = rendered;
     const chunks: SQLChunk[] = [pieces[0] as StringChunk];
+    const params: PreparedValue[] = [];
     for (let i = 0; i < order.length; i++) {
       const value = values[order[i] as Names[number]];
       // `undefined` would render as nothing in a drizzle template, not as a parameter.
       if (value === undefined) throw new Error(`no value for ${order[i]}`);
       chunks.push(value as SQLChunk, pieces[i + 1] as StringChunk);
+      params.push(value);
     }
-    return new SQL(chunks);
+    return new RenderedSQL(chunks, { sql: text, params, typings: params.map(() => "none") });
   };
+}
+
+/** A prepared statement's SQL: its pieces for nesting, and the query drizzle's walk of them would give. */
+class RenderedSQL extends SQL {
+  constructor(
+    chunks: SQLChunk[],
+    private readonly query: QueryWithTypings,
+  ) {
+    super(chunks);
+  }
+
+  override toQuery(): QueryWithTypings {
+    return this.query;
+  }
+}
+
+interface Rendered<Names extends readonly string[]> {
+  /** The whole text, parameters as `$1`, `$2`, ... in order. */
+  text: string;
+  /** The text cut at its parameters: one more piece than parameters. */
+  pieces: StringChunk[];
+  /** The placeholder each parameter is, in order. */
+  order: Names[number][];
 }
 
 const dialect = new PgDialect();
 
-/** `build`'s text cut at its parameters (`$1`, `$2`, ... in order), and the placeholder each one is. */
+/** `build`'s text, cut at its parameters (`$1`, `$2`, ... in order), and the placeholder each one is. */
 function render<Names extends readonly string[]>(
   names: Names,
   build: (params: { [Name in Names[number]]: Placeholder<Name> }) => SQL,
-): { pieces: StringChunk[]; order: Names[number][] } {
+): Rendered<Names> {
   const placeholders = Object.fromEntries(names.map((name) => [name, sql.placeholder(name)])) as {
     [Name in Names[number]]: Placeholder<Name>;
   };
@@ -52,5 +82,5 @@ function render<Names extends readonly string[]>(
   // Cut at `$1`, `$2`, ...: one more piece than parameters, or a `$n` sits inside a literal.
   const pieces = query.sql.split(/\$\d+/).map((text) => new StringChunk(text));
   if (pieces.length !== order.length + 1) throw new Error("`$` in text");
-  return { pieces, order };
+  return { text: query.sql, pieces, order };
 }

@@ -3,7 +3,7 @@
  * exactly what the same statement written with the values in place gives (text and parameters), for the
  * statements the tracking routes prepare and for nested prepared statements.
  */
-import { type Placeholder, type SQL, sql } from "drizzle-orm";
+import { type Placeholder, SQL, sql } from "drizzle-orm";
 import { alias } from "drizzle-orm/pg-core";
 import { PgDialect } from "drizzle-orm/pg-core/dialect";
 import { describe, expect, it } from "vitest";
@@ -40,10 +40,14 @@ describe("preparedSql", () => {
       { clickId: "it's $1", programId: 0 },
     ]) {
       const expected = rendered(clickStatement(values));
-      const actual = rendered(prepared(values));
+      const statement = prepared(values);
+      const actual = rendered(statement);
       expect(actual.sql).toBe(expected.sql);
       expect(actual.params).toEqual(expected.params);
       expect(actual.params).toEqual([values.clickId, values.programId, values.clickId]);
+      // What its kept query answers is what drizzle's walk of its pieces gives, typings included.
+      expect(actual).toEqual(expected);
+      expect(actual).toEqual(rendered(new SQL(statement.queryChunks)));
     }
   });
 
