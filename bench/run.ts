@@ -539,7 +539,8 @@ function printCpu(results: readonly Figures[], backend: string): void {
   for (const f of rows) {
     const cpu = f.cpuMsPerRequest as CpuSplit;
     const total = round(cpu.workerd + cpu.node + cpu.postgres, 2);
-    console.log(`| ${f.scenario} | ${cpu.workerd} | ${cpu.node} | ${cpu.postgres} | ${total} |`);
+    const postgres = backend === "pglite" ? "-" : String(cpu.postgres);
+    console.log(`| ${f.scenario} | ${cpu.workerd} | ${cpu.node} | ${postgres} | ${total} |`);
   }
 }
 
