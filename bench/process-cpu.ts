@@ -34,6 +34,8 @@ interface ProcessStat {
   pid: number;
   name: string;
   parent: number;
+  /** When the process started (clock ticks since boot): with the pid, it names one process. */
+  started: string;
   /** User plus system CPU time, in milliseconds. */
   cpuMs: number;
 }
@@ -45,11 +47,12 @@ function readStat(pid: string): ProcessStat | undefined {
     const open = text.indexOf("(");
     const close = text.lastIndexOf(")");
     const fields = text.slice(close + 2).split(" ");
-    // After the name: state (0), ppid (1), ... utime (11), stime (12).
+    // After the name: state (0), ppid (1), ... utime (11), stime (12), ... starttime (19).
     return {
       pid: Number(pid),
       name: text.slice(open + 1, close),
       parent: Number(fields[1]),
+      started: fields[19] ?? "",
       cpuMs: ((Number(fields[11]) + Number(fields[12])) * 1000) / ticksPerSecond,
     };
   } catch {
@@ -57,11 +60,14 @@ function readStat(pid: string): ProcessStat | undefined {
   }
 }
 
+/** The CPU each counted process had used, by process (`pid@starttime`, or `self`), and its part. */
+export type CpuSnapshot = Map<string, { part: keyof CpuSplit; cpuMs: number }>;
+
 /**
- * The CPU used so far by each part, or undefined without `/proc`. `withPostgres` false (a run on PGlite):
- * the machine's PostgreSQL server, idle or busy with something else, is left out.
+ * What every counted process has used so far, or undefined without `/proc`. `withPostgres` false (a run on
+ * PGlite): the machine's PostgreSQL server, idle or busy with something else, is left out.
  */
-export function cpuSnapshot(withPostgres: boolean): CpuSplit | undefined {
+export function cpuSnapshot(withPostgres: boolean): CpuSnapshot | undefined {
   let pids: string[];
   try {
     pids = readdirSync("/proc").filter((entry) => /^\d+$/.test(entry));
@@ -78,21 +84,32 @@ export function cpuSnapshot(withPostgres: boolean): CpuSplit | undefined {
     return false;
   };
   const usage = process.cpuUsage();
-  const split: CpuSplit = { workerd: 0, node: (usage.user + usage.system) / 1000, postgres: 0 };
+  const snapshot: CpuSnapshot = new Map([
+    ["self", { part: "node", cpuMs: (usage.user + usage.system) / 1000 }],
+  ]);
   for (const stat of stats) {
-    if (stat.name === "workerd" && startedHere(stat)) split.workerd += stat.cpuMs;
-    else if (withPostgres && stat.name === "postgres") split.postgres += stat.cpuMs;
+    const key = `${stat.pid}@${stat.started}`;
+    if (stat.name === "workerd" && startedHere(stat))
+      snapshot.set(key, { part: "workerd", cpuMs: stat.cpuMs });
+    else if (withPostgres && stat.name === "postgres")
+      snapshot.set(key, { part: "postgres", cpuMs: stat.cpuMs });
   }
-  return split;
+  return snapshot;
 }
 
-/** CPU milliseconds per request of each part between two snapshots. */
+/**
+ * CPU milliseconds per request of each part between two snapshots, process by process: a process started
+ * during the run counts from zero, and one that ended during it counts nothing (its last CPU time is gone
+ * with it; a pooled connection closed mid-run would otherwise take all it ever used off the total).
+ */
 export function cpuPerRequest(
-  before: CpuSplit | undefined,
-  after: CpuSplit | undefined,
+  before: CpuSnapshot | undefined,
+  after: CpuSnapshot | undefined,
   requests: number,
 ): CpuSplit | undefined {
   if (!before || !after || requests === 0) return undefined;
-  const per = (key: keyof CpuSplit) => Math.round(((after[key] - before[key]) / requests) * 100) / 100;
+  const used: CpuSplit = { workerd: 0, node: 0, postgres: 0 };
+  for (const [key, { part, cpuMs }] of after) used[part] += cpuMs - (before.get(key)?.cpuMs ?? 0);
+  const per = (part: keyof CpuSplit) => Math.round((used[part] / requests) * 100) / 100;
   return { workerd: per("workerd"), node: per("node"), postgres: per("postgres") };
 }

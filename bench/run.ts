@@ -422,7 +422,7 @@ try {
     const db = stack.sql.stats();
     const figures = { ...summarise(scenario, result, db), ...(cpu ? { cpuMsPerRequest: cpu } : {}) };
     results.push(figures);
-    print(figures);
+    print(figures, stack.sql.backend);
     if (profile) await reportProfile(scenario.name, profile, served, figures.requests);
     if (figures.errors > 0) exitCode = 1;
   }
@@ -502,7 +502,7 @@ function summarise(
   };
 }
 
-function print(f: Figures): void {
+function print(f: Figures, backend: string): void {
   const codes = Object.entries(f.statusCodes)
     .map(([code, count]) => `${code}: ${count}`)
     .join(", ");
@@ -519,8 +519,8 @@ function print(f: Figures): void {
           : ""),
       ...(f.cpuMsPerRequest
         ? [
-            `  cpu ms/req          workerd ${f.cpuMsPerRequest.workerd}, node ${f.cpuMsPerRequest.node}, ` +
-              `postgres ${f.cpuMsPerRequest.postgres}`,
+            `  cpu ms/req          workerd ${f.cpuMsPerRequest.workerd}, node ${f.cpuMsPerRequest.node}` +
+              (backend === "postgres" ? `, postgres ${f.cpuMsPerRequest.postgres}` : " (PGlite included)"),
           ]
         : []),
     ].join("\n"),

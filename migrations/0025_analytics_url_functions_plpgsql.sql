@@ -3,8 +3,8 @@
 --
 -- Why: a generated column's expression is prepared anew for every INSERT statement, and a SQL function in it
 -- is then parsed from its text again (to inline it) or run through the SQL-function executor, which plans
--- its body again per statement. Statements over HTTP are never prepared, so every click paid that for the
--- five calls: about two thirds of the database's CPU for the insert (pgbench, 8 clients, a copy of the table:
+-- its body again per statement. Statements over HTTP are never prepared, so every click paid that for its
+-- six columns' calls (and the page's call of the host): about two thirds of the database's CPU for the insert (pgbench, 8 clients, a copy of the table:
 -- 3,500 inserts/s with the SQL functions, 7,000 with these, 10,000 without the columns). A PL/pgSQL function
 -- is compiled once per connection and its expression plans are kept.
 CREATE OR REPLACE FUNCTION analytics_url_param(url text, name text) RETURNS text

@@ -1,4 +1,12 @@
-import { type Placeholder, type QueryWithTypings, SQL, type SQLChunk, StringChunk, sql } from "drizzle-orm";
+import {
+  type BuildQueryConfig,
+  type Placeholder,
+  type QueryWithTypings,
+  SQL,
+  type SQLChunk,
+  StringChunk,
+  sql,
+} from "drizzle-orm";
 import { PgDialect } from "drizzle-orm/pg-core/dialect";
 
 /** A parameter value of a prepared statement: what the driver sends as text, or a placeholder when nested. */
@@ -43,8 +51,15 @@ export function preparedSql<const Names extends readonly string[]>(
   };
 }
 
-/** A prepared statement's SQL: its pieces for nesting, and the query drizzle's walk of them would give. */
+/**
+ * A prepared statement's SQL: its pieces for nesting, and the query drizzle's walk of them would give. Made
+ * to inline its parameters (`.inlineParams()`) or grown (`.append()`), it is walked as any `sql` template,
+ * so the kept query is never sent for a statement it no longer is.
+ */
 class RenderedSQL extends SQL {
+  /** Set once the statement is no longer the kept one: drizzle walks it then. */
+  private changed = false;
+
   constructor(
     chunks: SQLChunk[],
     private readonly query: QueryWithTypings,
@@ -52,8 +67,18 @@ class RenderedSQL extends SQL {
     super(chunks);
   }
 
-  override toQuery(): QueryWithTypings {
-    return this.query;
+  override append(query: SQL): this {
+    this.changed = true;
+    return super.append(query);
+  }
+
+  override inlineParams(): this {
+    this.changed = true;
+    return super.inlineParams();
+  }
+
+  override toQuery(config: BuildQueryConfig): QueryWithTypings {
+    return this.changed || config.inlineParams ? super.toQuery(config) : this.query;
   }
 }
 

@@ -20,7 +20,6 @@ async function functionsOf0010(): Promise<string[]> {
 }
 
 interface Backend {
-  name: string;
   query(text: string, params?: unknown[]): Promise<Record<string, unknown>[]>;
   close(): Promise<void>;
 }
@@ -28,7 +27,6 @@ interface Backend {
 async function pgliteBackend(): Promise<Backend> {
   const db = new PGlite();
   return {
-    name: "pglite",
     query: async (text, params) => (await db.query<Record<string, unknown>>(text, params)).rows,
     close: () => db.close(),
   };
@@ -42,7 +40,6 @@ async function postgresBackend(url: string): Promise<Backend> {
   await client.query(`create schema ${schema}`);
   await client.query(`set search_path to ${schema}`);
   return {
-    name: "postgres",
     query: async (text, params) => (await client.query(text, params)).rows,
     close: async () => {
       await client.query(`drop schema ${schema} cascade`);
@@ -116,7 +113,8 @@ describe.each(backends.map((open) => ({ open, name: open === pgliteBackend ? "pg
       for (const statement of await statementsOf("0025_analytics_url_functions_plpgsql.sql"))
         await db.query(statement);
     });
-    afterAll(() => db.close());
+    // Unset when opening failed: that error, not a second one here, is the one to read.
+    afterAll(() => db?.close());
 
     it("every rewritten function is PL/pgSQL, immutable, strict and parallel safe", async () => {
       const rows = await db.query(

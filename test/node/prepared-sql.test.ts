@@ -51,6 +51,16 @@ describe("preparedSql", () => {
     }
   });
 
+  it("is walked again once made to inline its values or appended to", () => {
+    const values = { clickId: "clk_1", programId: 7 };
+    const inlined = rendered(prepared(values).inlineParams());
+    expect(inlined).toEqual(rendered(clickStatement(values).inlineParams()));
+    expect(inlined.params).toEqual([]);
+    const appended = rendered(prepared(values).append(sql` limit ${1}`));
+    expect(appended).toEqual(rendered(clickStatement(values).append(sql` limit ${1}`)));
+    expect(appended.params).toEqual(["clk_1", 7, "clk_1", 1]);
+  });
+
   it("nests: a prepared statement built into another one takes its placeholders", () => {
     const outer = preparedSql(
       ["keyHash"],
