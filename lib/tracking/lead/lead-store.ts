@@ -14,6 +14,7 @@ import { columnList, columnName, fromDriver } from "../../db/columns.ts";
 import { preparedSql } from "../../db/prepared-sql.ts";
 import type { DeviceHashes } from "../../fraud/device-hash.ts";
 import { leadWebhookStatement } from "../../webhooks/outbox-statements.ts";
+import { customerByClick } from "../customer-by-click.ts";
 import type { LeadCustomerFact, LeadEventRow, LeadFacts, LeadWrite } from "./decide-lead.ts";
 
 /** The unique constraints a concurrent settled lead of the same customer runs into (then re-read). */
@@ -183,12 +184,6 @@ function leadEventInsertStatement(v: { [Name in LeadEventValue]: Placeholder<Nam
        ${v.settledAt}::timestamptz, ${v.viaApiKey}::boolean, ${v.ipHash}::text, ${v.uaHash}::text,
        ${v.isTest}::boolean, ${v.createdAt}::timestamptz)
     returning ${columnName(t.id)}`;
-}
-
-/** The id of the customer of a click (created by the same batch). */
-function customerByClick(programId: number | Placeholder, clickId: string | Placeholder): SQL {
-  const t = customers;
-  return sql`(select ${t.id} from ${t} where ${t.programId} = ${programId}::int and ${t.clickId} = ${clickId}::text)`;
 }
 
 /**

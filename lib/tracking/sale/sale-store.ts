@@ -15,6 +15,7 @@ import { textList } from "../../db/sql-lists.ts";
 import { paymentIdsInsert } from "../../sales/payment-ids-insert.ts";
 import { type PaymentNamespace, paymentNamespace } from "../../sales/payment-namespace.ts";
 import { saleWebhooksStatement } from "../../webhooks/outbox-statements.ts";
+import { customerByClick } from "../customer-by-click.ts";
 import type { RecordedSale, SaleClick, SaleCustomer, SaleDecision, SaleFacts } from "./decide-sale.ts";
 
 type Row = Record<string, unknown>;
@@ -191,12 +192,6 @@ function customerIdExpression(decision: Recorded): SQL {
   if (c.kind === "none") return sql`null::bigint`;
   if (c.kind === "update") return sql`${c.id}::bigint`;
   return customerByClick(c.programId, c.clickId);
-}
-
-/** The id of the customer of a click (created by the same batch). */
-function customerByClick(programId: number | Placeholder, clickId: string | Placeholder): SQL {
-  const t = customers;
-  return sql`(select ${t.id} from ${t} where ${t.programId} = ${programId}::int and ${t.clickId} = ${clickId}::text)`;
 }
 
 function customerStatement(decision: Recorded, now: string): SQL | null {
