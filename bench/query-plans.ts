@@ -7,6 +7,10 @@
  * disabled: a `Seq Scan` still in a plan means no index can serve that lookup. Prints each statement's
  * scans and exits 1 when any table is scanned sequentially.
  *
+ * A kept-plan statement (`lib/db/kept-plan.ts`) is sent as the call of its PL/pgSQL function, whose plan
+ * EXPLAIN does not open: the statement the function runs (its body, numbered as the call's parameters) is
+ * planned instead.
+ *
  * Sequential scans are disabled (`enable_seqscan = off`) rather than data generated: on a small database the
  * planner rightly prefers scanning a few pages, which says nothing about 10 million rows.
  *
@@ -22,6 +26,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
 import { startLocalStack } from "../dev/local-stack.ts";
+import { keptPlanStatements } from "../lib/tracking/kept-plan-statements.ts";
 import { signedCheckoutEvent } from "./checkout-event.ts";
 
 const databaseUrl = process.env.DATABASE_URL;
@@ -36,6 +41,10 @@ const existingData = process.env.PLANS_DATA === "existing";
 /** With existing data: a sequential scan of a table this big (estimated rows) fails the check. */
 const bigTableRows = 10_000;
 
+/** The call of each kept-plan statement, and the statement its function runs. */
+const keptPlanBodies = new Map(
+  keptPlanStatements.map((statement) => [statement.callText(), statement.body()]),
+);
 /** Each distinct statement with the parameters of its first few uses (the provider's read differs by step). */
 const recorded = new Map<string, (string | null)[][]>();
 const dataDir = await mkdtemp(join(tmpdir(), "affiliate-plans-"));
@@ -43,7 +52,8 @@ const stack = await startLocalStack({
   dataDir,
   port: 0,
   databaseUrl,
-  onStatement: (query, params) => {
+  onStatement: (sent, params) => {
+    const query = keptPlanBodies.get(sent) ?? sent;
     const uses = recorded.get(query) ?? [];
     if (uses.length < 8) uses.push(params);
     recorded.set(query, uses);

@@ -82,7 +82,7 @@ class RenderedSQL extends SQL {
   }
 }
 
-interface Rendered<Names extends readonly string[]> {
+export interface Rendered<Names extends readonly string[]> {
   /** The whole text, parameters as `$1`, `$2`, ... in order. */
   text: string;
   /** The text cut at its parameters: one more piece than parameters. */
@@ -94,7 +94,7 @@ interface Rendered<Names extends readonly string[]> {
 const dialect = new PgDialect();
 
 /** `build`'s text, cut at its parameters (`$1`, `$2`, ... in order), and the placeholder each one is. */
-function render<Names extends readonly string[]>(
+export function render<Names extends readonly string[]>(
   names: Names,
   build: (params: { [Name in Names[number]]: Placeholder<Name> }) => SQL,
 ): Rendered<Names> {

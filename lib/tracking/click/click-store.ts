@@ -5,7 +5,7 @@ import { referralLinks } from "../../../schema/partners.ts";
 import { programApiKeys, programs } from "../../../schema/programs.ts";
 import type { Database } from "../../db/client.ts";
 import { columnName } from "../../db/columns.ts";
-import { preparedSql } from "../../db/prepared-sql.ts";
+import { keptPlanStatement } from "../../db/kept-plan.ts";
 import type { DeviceHashes } from "../../fraud/device-hash.ts";
 import type { ClickFacts } from "./decide-click.ts";
 
@@ -42,11 +42,13 @@ type ClickRow = {
 };
 
 /**
- * The click's one statement, rendered once per isolate (`preparedSql`): drizzle rendering it on every click
- * was about a quarter of the worker's CPU per click (`npm run bench:profile -- click`).
+ * The click's one statement, run as the PL/pgSQL function `record_click` (`keptPlanStatement`, migration
+ * 0026), so that PostgreSQL parses and plans it once per connection instead of on every click: the click's
+ * CPU in the database, sent as text, was mostly parse and plan (`npm run bench` prints it per process).
  */
-const clickStatement = preparedSql(
-  [
+export const clickStatement = keptPlanStatement({
+  functionName: "record_click",
+  names: [
     "code",
     "keyHash",
     "now",
@@ -62,7 +64,30 @@ const clickStatement = preparedSql(
     "checkKeyProgram",
     "eventProgramId",
   ],
-  (q) => {
+  parameterTypes: {
+    code: "text",
+    keyHash: "text",
+    now: "timestamp with time zone",
+    visitorClickId: "text",
+    testMode: "boolean",
+    newClickId: "text",
+    affiliateUrl: "text",
+    referrer: "text",
+    userAgent: "text",
+    ipHash: "text",
+    uaHash: "text",
+    requestedProgramId: "integer",
+    checkKeyProgram: "boolean",
+    eventProgramId: "integer",
+  },
+  returns: [
+    ["link", "json"],
+    ["requested_program_exists", "boolean"],
+    ["key_program_id", "integer"],
+    ["retained_click_id", "text"],
+    ["recorded", "boolean"],
+  ],
+  build: (q) => {
     const l = alias(referralLinks, "l");
     const p = alias(programs, "p");
     const k = programApiKeys;
@@ -118,7 +143,7 @@ const clickStatement = preparedSql(
       exists (select 1 from recorded) as recorded
   `;
   },
-);
+});
 
 /**
  * Reads every fact the click rules need and records the click, in ONE statement (the click budget is one
@@ -130,7 +155,7 @@ export async function readFactsAndRecordClick(
   w: ClickWrite,
 ): Promise<ClickFacts & { recorded: boolean }> {
   const result = await db.execute<ClickRow>(
-    clickStatement({
+    clickStatement.call({
       code: w.code,
       keyHash: w.keyHash,
       now: w.now.toISOString(),

@@ -1,0 +1,92 @@
+import { type Placeholder, type SQL, sql } from "drizzle-orm";
+import { type PreparedValue, preparedSql, render } from "./prepared-sql.ts";
+
+/**
+ * A statement whose plan PostgreSQL keeps: written here in TypeScript like any other statement (drizzle's
+ * table and column references, checked by the compiler), and run as the body of a PL/pgSQL function that a
+ * migration creates from `definition()`. The worker sends only the call, `select * from name($1, ..., $n)`.
+ *
+ * Why: a statement sent over HTTP is never prepared (Neon's endpoint and the local one alike), so PostgreSQL
+ * parses and plans it again on every request; for a write path that is most of the database's CPU. A
+ * PL/pgSQL function's statements are parsed once per connection and their plans kept (after a few runs,
+ * one generic plan), and pooled connections live long.
+ *
+ * The function must say exactly what this file says: `test/node/kept-plans.test.ts` compares each kept
+ * statement's definition with the function the migrations leave, and fails, printing the definition to put in
+ * a new migration, when they differ. `npm run plans` explains the body (the statement itself), not the call.
+ */
+export interface KeptPlanStatement<Names extends readonly string[]> {
+  readonly functionName: string;
+  /** The call the worker sends, one parameter per name in the order of `names`. */
+  call(values: { [Name in Names[number]]: PreparedValue }): SQL;
+  /** The call's text, as sent (`npm run plans` knows a kept statement by it). */
+  callText(): string;
+  /** The statement as the function runs it: `$k` is the function's k-th parameter (the k-th name). */
+  body(): string;
+  /** The function's source: what `prosrc` holds once a migration ran `definition()`. */
+  source(): string;
+  /** `CREATE OR REPLACE FUNCTION ...`, as a migration holds it. */
+  definition(): string;
+}
+
+export interface KeptPlanSpec<Names extends readonly string[]> {
+  /** The PL/pgSQL function holding the statement. */
+  functionName: string;
+  /** The parameters, in the function's order. */
+  names: Names;
+  /** Each parameter's PostgreSQL type, as `pg_get_function_arguments` prints it (`integer`, not `int`). */
+  parameterTypes: { [Name in Names[number]]: string };
+  /** The statement's result columns and their types, in order (the function's `RETURNS TABLE`). */
+  returns: readonly (readonly [column: string, type: string])[];
+  /** The statement, built once from a placeholder per name (as `preparedSql`'s `build`). */
+  build: (params: { [Name in Names[number]]: Placeholder<Name> }) => SQL;
+}
+
+const SOURCE_QUOTE = "$kept$";
+
+export function keptPlanStatement<const Names extends readonly string[]>(
+  spec: KeptPlanSpec<Names>,
+): KeptPlanStatement<Names> {
+  const { functionName, names, parameterTypes, returns, build } = spec;
+  if (!/^[a-z_][a-z0-9_]*$/.test(functionName)) throw new Error(`function name ${functionName}`);
+
+  const call = preparedSql(
+    names,
+    (q) =>
+      sql`select * from ${sql.raw(functionName)}(${sql.join(
+        names.map((name: Names[number]) => q[name]),
+        sql`, `,
+      )})`,
+  );
+
+  let body: string | undefined;
+  const bodyText = (): string => {
+    if (body === undefined) {
+      // drizzle numbers every use of a placeholder as a parameter of its own; the function has one per name.
+      const { pieces, order } = render(names, build);
+      body = pieces[0]?.value.join("") ?? "";
+      for (let i = 0; i < order.length; i++) {
+        body += `$${names.indexOf(order[i] as Names[number]) + 1}${pieces[i + 1]?.value.join("") ?? ""}`;
+      }
+      body = body.trim();
+      if (body.includes(SOURCE_QUOTE)) throw new Error(`${SOURCE_QUOTE} in ${functionName}'s statement`);
+    }
+    return body;
+  };
+
+  // `use_column`: the result columns are also PL/pgSQL variables; a name in the statement is the column's.
+  const source = (): string =>
+    `\n#variable_conflict use_column\nBEGIN\n  RETURN QUERY\n${bodyText()};\nEND;\n`;
+
+  return {
+    functionName,
+    call,
+    callText: () => `select * from ${functionName}(${names.map((_, i) => `$${i + 1}`).join(", ")})`,
+    body: bodyText,
+    source,
+    definition: () =>
+      `CREATE OR REPLACE FUNCTION ${functionName}(${names.map((name: Names[number]) => parameterTypes[name]).join(", ")})\n` +
+      `RETURNS TABLE (${returns.map(([column, type]) => `${column} ${type}`).join(", ")})\n` +
+      `LANGUAGE plpgsql AS ${SOURCE_QUOTE}${source()}${SOURCE_QUOTE};`,
+  };
+}

@@ -1,0 +1,104 @@
+/**
+ * Kept-plan statements (`lib/db/kept-plan.ts`) are written in TypeScript and run as PL/pgSQL functions that
+ * migrations create. The migrations must leave each function exactly as its TypeScript says; and the
+ * mechanics (one parameter per name however often the statement uses it, result columns named like the
+ * statement's own names) must hold on a real database.
+ */
+import { PGlite } from "@electric-sql/pglite";
+import { sql } from "drizzle-orm";
+import { PgDialect } from "drizzle-orm/pg-core/dialect";
+import { drizzle } from "drizzle-orm/pglite";
+import { migrate } from "drizzle-orm/pglite/migrator";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { keptPlanStatement } from "../../lib/db/kept-plan.ts";
+import { keptPlanStatements } from "../../lib/tracking/kept-plan-statements.ts";
+
+const dialect = new PgDialect();
+
+describe("the migrations define every kept-plan statement as its TypeScript says", () => {
+  let db: PGlite;
+  beforeAll(async () => {
+    db = new PGlite();
+    await migrate(drizzle({ client: db }), { migrationsFolder: "migrations" });
+  }, 60_000);
+  afterAll(() => db.close());
+
+  it("lists the click's statement", () => {
+    expect(keptPlanStatements.map((s) => s.functionName)).toContain("record_click");
+  });
+
+  for (const statement of keptPlanStatements) {
+    it(`${statement.functionName}: source, parameters and result as migrated`, async () => {
+      const { rows } = await db.query<{ source: string; args: string; result: string }>(
+        `select prosrc as source, pg_get_function_arguments(oid) as args, pg_get_function_result(oid) as result
+           from pg_proc where proname = $1`,
+        [statement.functionName],
+      );
+      const hint = `a new migration must define it (npm run db:kept-plans -- ${statement.functionName}):\n${statement.definition()}`;
+      expect(rows, hint).toHaveLength(1);
+      const migrated = rows[0];
+      const [, args, columns] =
+        /^CREATE OR REPLACE FUNCTION \w+\((.*)\)\nRETURNS TABLE \((.*)\)\n/.exec(statement.definition()) ??
+        [];
+      expect(migrated?.source, hint).toBe(statement.source());
+      expect(migrated?.args, hint).toBe(args);
+      expect(migrated?.result, hint).toBe(`TABLE(${columns})`);
+    });
+  }
+});
+
+describe("keptPlanStatement", () => {
+  // `link` is both a result column (a PL/pgSQL variable) and the statement's own relation; `id` is used twice.
+  const statement = keptPlanStatement({
+    functionName: "kept_plan_probe",
+    names: ["id", "label"],
+    parameterTypes: { id: "integer", label: "text" },
+    returns: [
+      ["link", "json"],
+      ["twice", "integer"],
+    ],
+    build: (q) => sql`
+      with link as (select ${q.id}::int as id, ${q.label}::text as label)
+      select row_to_json(link) as link, ${q.id}::int * 2 as twice from link`,
+  });
+
+  it("numbers the body's parameters by name, once each however often they are used", () => {
+    expect(statement.body()).toBe(
+      "with link as (select $1::int as id, $2::text as label)\n      select row_to_json(link) as link, $1::int * 2 as twice from link",
+    );
+  });
+
+  it("calls the function with one parameter per name, in the names' order", () => {
+    expect(dialect.sqlToQuery(statement.call({ label: "b", id: 7 }))).toEqual({
+      sql: "select * from kept_plan_probe($1, $2)",
+      params: [7, "b"],
+      typings: ["none", "none"],
+    });
+    expect(statement.callText()).toBe("select * from kept_plan_probe($1, $2)");
+  });
+
+  it("defines a function that runs the statement (PGlite)", async () => {
+    const db = new PGlite();
+    try {
+      await db.exec(statement.definition());
+      const { sql: text, params } = dialect.sqlToQuery(statement.call({ id: 21, label: "x" }));
+      // Sent as the HTTP driver sends values: text, typed by the function's signature.
+      const { rows } = await db.query(text, params.map(String));
+      expect(rows).toEqual([{ link: { id: 21, label: "x" }, twice: 42 }]);
+    } finally {
+      await db.close();
+    }
+  });
+
+  it("refuses a function name that would need quoting", () => {
+    expect(() =>
+      keptPlanStatement({
+        functionName: "Record-Click",
+        names: [],
+        parameterTypes: {},
+        returns: [],
+        build: () => sql`select 1`,
+      }),
+    ).toThrow("function name Record-Click");
+  });
+});
