@@ -11,6 +11,7 @@ import { type LeadAuthPolicy, programs } from "../../../schema/programs.ts";
 import { apiKeyRecordFromRow, apiKeyRecordQuery } from "../../auth/program-key.ts";
 import type { Database } from "../../db/client.ts";
 import { columnList, columnName, fromDriver } from "../../db/columns.ts";
+import { keptPlanStatement } from "../../db/kept-plan.ts";
 import { preparedSql } from "../../db/prepared-sql.ts";
 import type { DeviceHashes } from "../../fraud/device-hash.ts";
 import { leadWebhookStatement } from "../../webhooks/outbox-statements.ts";
@@ -49,16 +50,30 @@ type LeadRow = {
   programs: Array<{ id: number; lead_auth_policy: LeadAuthPolicy; allowed_origins: string[] }>;
 };
 
-/** The lead read's one statement, rendered once per isolate (`preparedSql`). */
-const leadFactsStatement = preparedSql(["keyHash", "clickId", "customerKey", "explicitProgramId"], (q) => {
-  const k = clickEvents;
-  const o = alias(clickEvents, "o");
-  const cu = alias(customers, "cu");
-  const c = customers;
-  const p = programs;
-  // The CTEs' own column names (click_id, program_id, ...) are local to this statement; every table column
-  // is named through the schema.
-  return sql`
+/**
+ * The lead read's one statement, run as the PL/pgSQL function `read_lead_facts` (`keptPlanStatement`,
+ * migration 0027): planning it on every lead cost PostgreSQL more than running it (about 1.1 ms under load).
+ */
+export const leadFactsStatement = keptPlanStatement({
+  functionName: "read_lead_facts",
+  names: ["keyHash", "clickId", "customerKey", "explicitProgramId"],
+  parameterTypes: { keyHash: "text", clickId: "text", customerKey: "text", explicitProgramId: "integer" },
+  returns: [
+    ["api_key", "json"],
+    ["click", "json"],
+    ["customer_by_click", "json"],
+    ["customer_by_key", "json"],
+    ["programs", "json"],
+  ],
+  build: (q) => {
+    const k = clickEvents;
+    const o = alias(clickEvents, "o");
+    const cu = alias(customers, "cu");
+    const c = customers;
+    const p = programs;
+    // The CTEs' own column names (click_id, program_id, ...) are local to this statement; every table column
+    // is named through the schema.
+    return sql`
     with api_key as (${apiKeyRecordQuery(q.keyHash)}),
     sent_click as (
       select ${k.clickId} as click_id, ${k.programId} as program_id, ${k.partnerId} as partner_id,
@@ -98,6 +113,7 @@ const leadFactsStatement = preparedSql(["keyHash", "clickId", "customerKey", "ex
       (select row_to_json(customer_by_key) from customer_by_key) as customer_by_key,
       (select coalesce(json_agg(program), '[]'::json) from program) as programs
   `;
+  },
 });
 
 /**
@@ -109,7 +125,7 @@ export async function readLeadFacts(db: Database, r: LeadRead): Promise<LeadFact
   const k = clickEvents;
   const c = customers;
   const p = programs;
-  const result = await db.execute<LeadRow>(leadFactsStatement(r));
+  const result = await db.execute<LeadRow>(leadFactsStatement.call(r));
   const row = result.rows[0];
   if (!row) throw new Error("lead read returned no row");
   const customer = (row: CustomerRow | null): LeadCustomerFact | null =>
