@@ -36,7 +36,10 @@ export interface KeptPlanSpec<Names extends readonly string[]> {
   names: Names;
   /** Each parameter's PostgreSQL type, as `pg_get_function_arguments` prints it (`integer`, not `int`). */
   parameterTypes: { [Name in Names[number]]: string };
-  /** The statement's result columns and their types, in order (the function's `RETURNS TABLE`). */
+  /**
+   * The statement's result columns and their types, in order (the function's `RETURNS TABLE`); none for a
+   * statement that returns no rows (`RETURNS void`: the call answers one row, which callers ignore).
+   */
   returns: readonly (readonly [column: string, type: string])[];
   /** The statement, built once from a placeholder per name (as `preparedSql`'s `build`). */
   build: (params: { [Name in Names[number]]: Placeholder<Name> }) => SQL;
@@ -76,7 +79,11 @@ export function keptPlanStatement<const Names extends readonly string[]>(
 
   // `use_column`: the result columns are also PL/pgSQL variables; a name in the statement is the column's.
   const source = (): string =>
-    `\n#variable_conflict use_column\nBEGIN\n  RETURN QUERY\n${bodyText()};\nEND;\n`;
+    `\n#variable_conflict use_column\nBEGIN\n${returns.length > 0 ? "  RETURN QUERY\n" : ""}${bodyText()};\nEND;\n`;
+  const result =
+    returns.length > 0
+      ? `TABLE (${returns.map(([column, type]) => `${column} ${type}`).join(", ")})`
+      : "void";
 
   return {
     functionName,
@@ -86,7 +93,7 @@ export function keptPlanStatement<const Names extends readonly string[]>(
     source,
     definition: () =>
       `CREATE OR REPLACE FUNCTION ${functionName}(${names.map((name: Names[number]) => parameterTypes[name]).join(", ")})\n` +
-      `RETURNS TABLE (${returns.map(([column, type]) => `${column} ${type}`).join(", ")})\n` +
+      `RETURNS ${result}\n` +
       `LANGUAGE plpgsql AS ${SOURCE_QUOTE}${source()}${SOURCE_QUOTE};`,
   };
 }

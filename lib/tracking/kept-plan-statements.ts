@@ -1,11 +1,15 @@
 import type { KeptPlanStatement } from "../db/kept-plan.ts";
+import { leadWebhook } from "../webhooks/outbox-statements.ts";
 import { clickStatement } from "./click/click-store.ts";
-import { leadFactsStatement } from "./lead/lead-store.ts";
+import { leadEventInserts, leadFactsStatement } from "./lead/lead-store.ts";
 import {
   customerByKeyStatement,
   recordedSalesStatement,
   saleClickStatement,
+  saleInserts,
   saleProgramStatement,
+  saleWebhooks,
+  writtenIds,
 } from "./sale/sale-store.ts";
 
 /**
@@ -19,4 +23,13 @@ export const keptPlanStatements: readonly KeptPlanStatement<readonly string[]>[]
   recordedSalesStatement,
   customerByKeyStatement,
   saleClickStatement,
+  leadEventInserts.none,
+  leadEventInserts.existing,
+  leadEventInserts.created,
+  leadWebhook,
+  saleInserts.none,
+  saleInserts.update,
+  saleInserts.create,
+  saleWebhooks,
+  writtenIds,
 ];

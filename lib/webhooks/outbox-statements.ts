@@ -3,7 +3,7 @@ import { alias } from "drizzle-orm/pg-core";
 import { commissions, refunds } from "../../schema/commissions.ts";
 import { leadEvents, saleEvents } from "../../schema/events.ts";
 import { referralLinks } from "../../schema/partners.ts";
-import { preparedSql } from "../db/prepared-sql.ts";
+import { keptPlanStatement } from "../db/kept-plan.ts";
 
 /**
  * The statements the use cases add to their OWN transaction (no extra round trip): each calls the database
@@ -54,21 +54,27 @@ export function commissionCreatedWebhookStatement(saleKey: SQL, at: string | Pla
 
 /** `lead.created` for the lead event the same batch has just inserted (its id is the sequence's current value). */
 export function leadWebhookStatement(at: string): SQL {
-  return leadWebhook({ at });
+  return leadWebhook.call({ at });
 }
 
-// Rendered once per isolate (`preparedSql`): every lead's write runs it. currval in a scalar subquery is
-// evaluated once (an init plan), so the lookup is the primary key's; compared per row, a volatile function
-// forces a sequential scan of every lead.
-const leadWebhook = preparedSql(["at"], (p) => {
-  const sequenceOfId = sql.raw(`'${getTableName(leadEvents)}', '${leadEvents.id.name}'`);
-  return sql`
+// Every lead's write runs it, as a PL/pgSQL function (`keptPlanStatement`, migration 0029): planned once per
+// connection. currval in a scalar subquery is evaluated once (an init plan), so the lookup is the primary
+// key's; compared per row, a volatile function forces a sequential scan of every lead.
+export const leadWebhook = keptPlanStatement({
+  functionName: "enqueue_lead_webhook",
+  names: ["at"],
+  parameterTypes: { at: "timestamp with time zone" },
+  returns: [["enqueued", "integer"]],
+  build: (p) => {
+    const sequenceOfId = sql.raw(`'${getTableName(leadEvents)}', '${leadEvents.id.name}'`);
+    return sql`
     select webhook_enqueue(${l.programId}, 'lead.created', 'lead.created:' || ${l.id}, jsonb_build_object(
              'lead_id', ${l.id}, 'program_id', ${l.programId}, 'partner_id', ${l.partnerId}, 'customer_id', ${l.customerId},
              'click_id', ${l.clickId}, 'customer_key', ${l.customerKey}, 'event_name', ${l.eventName},
              'provisional', ${l.provisional}, 'is_test', ${l.isTest}, 'created_at', ${l.createdAt}), ${p.at}::timestamptz)
     from ${leadEvents} ${l}
     where ${l.id} = (select currval(pg_get_serial_sequence(${sequenceOfId})))`;
+  },
 });
 
 /** `commission.updated` after a refund or reversal, with the refund's amounts; `refundRow` is its id. */

@@ -9,7 +9,7 @@ import { PgDialect } from "drizzle-orm/pg-core/dialect";
 import { describe, expect, it } from "vitest";
 import { apiKeyRecordQuery } from "../../lib/auth/program-key.ts";
 import { preparedSql } from "../../lib/db/prepared-sql.ts";
-import { leadWebhookStatement } from "../../lib/webhooks/outbox-statements.ts";
+import { leadWebhook, leadWebhookStatement } from "../../lib/webhooks/outbox-statements.ts";
 import { customers } from "../../schema/customers.ts";
 import { clickEvents } from "../../schema/events.ts";
 import { programApiKeys } from "../../schema/programs.ts";
@@ -76,11 +76,13 @@ describe("preparedSql", () => {
     expect(rendered(apiKeyRecordQuery("hash")).params).toEqual(["hash"]);
   });
 
-  it("keeps the lead webhook statement's text, with its time as the only parameter", () => {
+  it("sends the lead webhook statement with its time as the only parameter", () => {
     const first = rendered(leadWebhookStatement("2026-01-01T00:00:00.000Z"));
     const second = rendered(leadWebhookStatement("2026-02-02T00:00:00.000Z"));
-    expect(first.sql).toBe(second.sql);
-    expect(first.sql).toContain(
+    // Sent as the call of its kept-plan function; the function's body holds the lookup.
+    expect(first.sql).toBe("select * from enqueue_lead_webhook($1)");
+    expect(second.sql).toBe(first.sql);
+    expect(leadWebhook.body()).toContain(
       "\"l\".\"id\" = (select currval(pg_get_serial_sequence('affiliate_lead_events', 'id')))",
     );
     expect(second.params).toEqual(["2026-02-02T00:00:00.000Z"]);

@@ -202,18 +202,50 @@ function leadEventInsertStatement(v: { [Name in LeadEventValue]: Placeholder<Nam
     returning ${columnName(t.id)}`;
 }
 
+/** Each lead event value's PostgreSQL type, as the insert functions declare their parameters. */
+const LEAD_EVENT_VALUE_TYPES = {
+  programId: "integer",
+  partnerId: "integer",
+  clickId: "text",
+  customerKey: "text",
+  emailHash: "text",
+  emailMasked: "text",
+  eventName: "text",
+  provisional: "boolean",
+  settledAt: "timestamp with time zone",
+  viaApiKey: "boolean",
+  ipHash: "text",
+  uaHash: "text",
+  isTest: "boolean",
+  createdAt: "timestamp with time zone",
+} as const;
+
 /**
- * Rendered once per isolate (`preparedSql`), one per way the lead names its customer: drizzle's insert
- * builder rendered the row on every lead, about 300 µs of worker CPU (`npm run bench:profile -- lead`).
+ * One insert per way the lead names its customer, each run as a PL/pgSQL function (`keptPlanStatement`,
+ * migration 0029): planned once per connection instead of on every lead.
  */
-const leadEventInserts = {
-  none: preparedSql(LEAD_EVENT_VALUES, (v) => leadEventInsertStatement(v, sql`null::bigint`)),
-  existing: preparedSql([...LEAD_EVENT_VALUES, "customerId"] as const, (v) =>
-    leadEventInsertStatement(v, sql`${v.customerId}::bigint`),
-  ),
-  created: preparedSql([...LEAD_EVENT_VALUES, "customerProgramId", "customerClickId"] as const, (v) =>
-    leadEventInsertStatement(v, customerByClick(v.customerProgramId, v.customerClickId)),
-  ),
+export const leadEventInserts = {
+  none: keptPlanStatement({
+    functionName: "insert_lead_event",
+    names: LEAD_EVENT_VALUES,
+    parameterTypes: LEAD_EVENT_VALUE_TYPES,
+    returns: [["id", "bigint"]],
+    build: (v) => leadEventInsertStatement(v, sql`null::bigint`),
+  }),
+  existing: keptPlanStatement({
+    functionName: "insert_lead_event_of_customer",
+    names: [...LEAD_EVENT_VALUES, "customerId"] as const,
+    parameterTypes: { ...LEAD_EVENT_VALUE_TYPES, customerId: "bigint" },
+    returns: [["id", "bigint"]],
+    build: (v) => leadEventInsertStatement(v, sql`${v.customerId}::bigint`),
+  }),
+  created: keptPlanStatement({
+    functionName: "insert_lead_event_of_new_customer",
+    names: [...LEAD_EVENT_VALUES, "customerProgramId", "customerClickId"] as const,
+    parameterTypes: { ...LEAD_EVENT_VALUE_TYPES, customerProgramId: "integer", customerClickId: "text" },
+    returns: [["id", "bigint"]],
+    build: (v) => leadEventInsertStatement(v, customerByClick(v.customerProgramId, v.customerClickId)),
+  }),
 };
 
 /** How the lead event names its customer: none, an existing one, or the one the same batch creates. */
@@ -240,15 +272,15 @@ function leadEventInsert(e: LeadEventRow, customer: LeadEventCustomer, device: D
     createdAt: e.createdAt.toISOString(),
   };
   if (customer.kind === "existing")
-    return leadEventInserts.existing({ ...values, customerId: customer.customerId });
+    return leadEventInserts.existing.call({ ...values, customerId: customer.customerId });
   if (customer.kind === "created") {
-    return leadEventInserts.created({
+    return leadEventInserts.created.call({
       ...values,
       customerProgramId: customer.programId,
       customerClickId: customer.clickId,
     });
   }
-  return leadEventInserts.none(values);
+  return leadEventInserts.none.call(values);
 }
 
 /** A provisional lead is written only while no customer of its click or key has become a lead. */

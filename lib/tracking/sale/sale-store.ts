@@ -11,7 +11,6 @@ import { commissionInsertStatements } from "../../commissions/credit.ts";
 import type { Database } from "../../db/client.ts";
 import { columnList, columnName, fromDriver, fromDriverOrNull } from "../../db/columns.ts";
 import { keptPlanStatement } from "../../db/kept-plan.ts";
-import { preparedSql } from "../../db/prepared-sql.ts";
 import { textList } from "../../db/sql-lists.ts";
 import { paymentIdsInsert } from "../../sales/payment-ids-insert.ts";
 import { type PaymentNamespace, paymentNamespace } from "../../sales/payment-namespace.ts";
@@ -380,15 +379,54 @@ function saleInsertStatement(
        ${v.livemode}::boolean, ${v.source}, ${v.needsCommission}::boolean, ${v.isTest}::boolean, ${v.now}::timestamptz)`;
 }
 
-// Rendered once per isolate (`preparedSql`), one per way the sale names its customer.
-const saleInserts = {
-  none: preparedSql(SALE_VALUES, (v) => saleInsertStatement(v, sql`null::bigint`)),
-  update: preparedSql([...SALE_VALUES, "customerId"] as const, (v) =>
-    saleInsertStatement(v, sql`${v.customerId}::bigint`),
-  ),
-  create: preparedSql([...SALE_VALUES, "customerProgramId", "customerClickId"] as const, (v) =>
-    saleInsertStatement(v, customerByClick(v.customerProgramId, v.customerClickId)),
-  ),
+/** Each sale value's PostgreSQL type, as the insert functions declare their parameters. */
+const SALE_VALUE_TYPES = {
+  processorEventId: "text",
+  programId: "integer",
+  partnerId: "integer",
+  amountCents: "bigint",
+  taxCents: "bigint",
+  currency: "text",
+  saleType: "text",
+  lineItems: "jsonb",
+  isRecurring: "boolean",
+  subscriptionId: "text",
+  subscriptionInterval: "text",
+  productId: "text",
+  occurredAt: "timestamp with time zone",
+  provider: "text",
+  providerPaymentId: "text",
+  livemode: "boolean",
+  source: "text",
+  needsCommission: "boolean",
+  isTest: "boolean",
+  now: "timestamp with time zone",
+} as const;
+
+// One insert per way the sale names its customer, each run as a PL/pgSQL function (`keptPlanStatement`,
+// migration 0029): planned once per connection instead of on every sale.
+export const saleInserts = {
+  none: keptPlanStatement({
+    functionName: "insert_sale",
+    names: SALE_VALUES,
+    parameterTypes: SALE_VALUE_TYPES,
+    returns: [],
+    build: (v) => saleInsertStatement(v, sql`null::bigint`),
+  }),
+  update: keptPlanStatement({
+    functionName: "insert_sale_of_customer",
+    names: [...SALE_VALUES, "customerId"] as const,
+    parameterTypes: { ...SALE_VALUE_TYPES, customerId: "bigint" },
+    returns: [],
+    build: (v) => saleInsertStatement(v, sql`${v.customerId}::bigint`),
+  }),
+  create: keptPlanStatement({
+    functionName: "insert_sale_of_new_customer",
+    names: [...SALE_VALUES, "customerProgramId", "customerClickId"] as const,
+    parameterTypes: { ...SALE_VALUE_TYPES, customerProgramId: "integer", customerClickId: "text" },
+    returns: [],
+    build: (v) => saleInsertStatement(v, customerByClick(v.customerProgramId, v.customerClickId)),
+  }),
 };
 
 function saleInsert(decision: Recorded, now: string, needsCommission: boolean): SQL {
@@ -416,11 +454,11 @@ function saleInsert(decision: Recorded, now: string, needsCommission: boolean): 
     now,
   };
   const c = decision.customer;
-  if (c.kind === "update") return saleInserts.update({ ...values, customerId: c.id });
+  if (c.kind === "update") return saleInserts.update.call({ ...values, customerId: c.id });
   if (c.kind === "create") {
-    return saleInserts.create({ ...values, customerProgramId: c.programId, customerClickId: c.clickId });
+    return saleInserts.create.call({ ...values, customerProgramId: c.programId, customerClickId: c.clickId });
   }
-  return saleInserts.none(values);
+  return saleInserts.none.call(values);
 }
 
 function commissionStatements(decision: Recorded, now: Date): SQL[] {
@@ -443,17 +481,27 @@ function saleKeyOf(processorEventId: string | Placeholder, namespace: string | P
   return sql`${s.processorEventId} = ${processorEventId}::text and ${s.idNamespace} = ${namespace}::text`;
 }
 
-// The sale write's last two statements, rendered once per isolate (`preparedSql`).
-const saleWebhooks = preparedSql(["processorEventId", "namespace", "at"], (p) =>
-  saleWebhooksStatement(saleKeyOf(p.processorEventId, p.namespace), p.at),
-);
-const writtenIds = preparedSql(
-  ["processorEventId", "namespace"],
-  (p) => sql`
+// The sale write's last two statements, run as PL/pgSQL functions (`keptPlanStatement`, migration 0029).
+export const saleWebhooks = keptPlanStatement({
+  functionName: "enqueue_sale_webhooks",
+  names: ["processorEventId", "namespace", "at"],
+  parameterTypes: { processorEventId: "text", namespace: "text", at: "timestamp with time zone" },
+  returns: [["enqueued", "integer"]],
+  build: (p) => saleWebhooksStatement(saleKeyOf(p.processorEventId, p.namespace), p.at),
+});
+export const writtenIds = keptPlanStatement({
+  functionName: "read_written_sale_ids",
+  names: ["processorEventId", "namespace"],
+  parameterTypes: { processorEventId: "text", namespace: "text" },
+  returns: [
+    ["sale_id", "bigint"],
+    ["commission_id", "bigint"],
+  ],
+  build: (p) => sql`
       select ${s.id} as sale_id, ${commissions.id} as commission_id
       from ${saleEvents} ${s} left join ${commissions} on ${commissions.saleId} = ${s.id}
       where ${saleKeyOf(p.processorEventId, p.namespace)}`,
-);
+});
 
 /**
  * Every id of the payment into the one ids index, not linked yet, FIRST in the transaction: a concurrent
@@ -525,8 +573,8 @@ export async function writeSale(
     saleInsert(decision, at, needsCommission),
     linkIdsStatement(decision, paymentIds),
     ...(withCommission ? commissionStatements(decision, now) : []),
-    saleWebhooks({ ...saleIdentity, at }),
-    writtenIds(saleIdentity),
+    saleWebhooks.call({ ...saleIdentity, at }),
+    writtenIds.call(saleIdentity),
   ];
   const results = await db.batch(
     statements.map((statement) => db.execute(statement)) as [ReturnType<Database["execute"]>],
