@@ -8,6 +8,7 @@ import { programApiKeys, programs } from "../../schema/programs.ts";
 import { type ApiKeyRecord, apiKeyRecordFromRow, apiKeyRecordQuery } from "../auth/program-key.ts";
 import type { Database } from "../db/client.ts";
 import { columnList, columnName, fromDriver } from "../db/columns.ts";
+import { keptPlanStatement } from "../db/kept-plan.ts";
 import { commissionRefundedWebhookStatement } from "../webhooks/outbox-statements.ts";
 import type { RefundFacts, RefundWrite } from "./decide-refund.ts";
 
@@ -87,36 +88,59 @@ export function refundFactsFromRow(row: Record<string, unknown>): {
   };
 }
 
-/** The key, and the sale (of the key's program only) with its commission and applied refunds: one round trip. */
-export async function readRefundFacts(
-  db: Database,
-  keyHash: string,
-  transactionId: string | null,
-): Promise<RefundRead> {
-  const k = programApiKeys;
-  const keyProgram = sql`(select ${k.programId} from ${k} where ${k.keyHash} = ${keyHash} and ${k.revokedAt} is null)`;
-  const s = refundSale;
-  const x = alias(saleEvents, "x");
-  const a = alias(paymentAliases, "a");
-  const namespaces = sql`('live', 'test:' || ${keyProgram})`;
-  const [keyRows, saleRows] = await db.batch([
-    db.execute(apiKeyRecordQuery(keyHash)),
-    // The sale by the given id, or by any other id of the payment: a provider-recorded sale by its
-    // Checkout Session id, an invoice sale by its PaymentIntent id (payment_aliases, the one index of a
-    // payment's ids); a live sale before a test sale of the same id.
-    db.execute(sql`
+/**
+ * The sale of the key's program by the given id, or by any other id of the payment: a provider-recorded sale
+ * by its Checkout Session id, an invoice sale by its PaymentIntent id (payment_aliases, the one index of a
+ * payment's ids); a live sale before a test sale of the same id. Run as the PL/pgSQL function
+ * `read_refund_facts` (`keptPlanStatement`, migration 0030): planned once per connection, not per refund.
+ */
+export const refundFactsStatement = keptPlanStatement({
+  functionName: "read_refund_facts",
+  names: ["keyHash", "transactionId"],
+  parameterTypes: { keyHash: "text", transactionId: "text" },
+  returns: [
+    ["id", "bigint"],
+    ["amount_cents", "bigint"],
+    ["refunded_cents", "bigint"],
+    ["currency", "text"],
+    ["needs_commission", "boolean"],
+    ["program_id", "integer"],
+    ["advertiser_id", "integer"],
+    ["commission", "json"],
+    ["refunds", "json"],
+  ],
+  build: (q) => {
+    const k = programApiKeys;
+    const keyProgram = sql`(select ${k.programId} from ${k} where ${k.keyHash} = ${q.keyHash}::text and ${k.revokedAt} is null)`;
+    const s = refundSale;
+    const x = alias(saleEvents, "x");
+    const a = alias(paymentAliases, "a");
+    const namespaces = sql`('live', 'test:' || ${keyProgram})`;
+    return sql`
       select ${refundFactsColumns}
       from ${saleEvents} ${s}
       join ${programs} ${refundProgram} on ${refundProgram.id} = ${s.programId}
       where ${s.programId} = ${keyProgram}
         and ${s.id} in (
           select ${x.id} from ${saleEvents} ${x}
-          where ${x.idNamespace} in ${namespaces} and ${x.processorEventId} = ${transactionId}::text
+          where ${x.idNamespace} in ${namespaces} and ${x.processorEventId} = ${q.transactionId}::text
           union all
           select ${a.saleId} from ${paymentAliases} ${a}
-          where ${a.namespace} in ${namespaces} and ${a.alias} = ${transactionId}::text and ${a.saleId} is not null)
+          where ${a.namespace} in ${namespaces} and ${a.alias} = ${q.transactionId}::text and ${a.saleId} is not null)
       order by ${s.isTest}, ${s.id}
-      limit 1`),
+      limit 1`;
+  },
+});
+
+/** The key, and the sale (of the key's program only) with its commission and applied refunds: one round trip. */
+export async function readRefundFacts(
+  db: Database,
+  keyHash: string,
+  transactionId: string | null,
+): Promise<RefundRead> {
+  const [keyRows, saleRows] = await db.batch([
+    db.execute(apiKeyRecordQuery(keyHash)),
+    db.execute(refundFactsStatement.call({ keyHash, transactionId })),
   ]);
   const key = apiKeyRecordFromRow(keyRows.rows[0] as Parameters<typeof apiKeyRecordFromRow>[0]);
   const row = saleRows.rows[0];

@@ -1,4 +1,5 @@
 import type { KeptPlanStatement } from "../db/kept-plan.ts";
+import { refundFactsStatement } from "../refunds/refund-store.ts";
 import { leadWebhook } from "../webhooks/outbox-statements.ts";
 import { clickStatement } from "./click/click-store.ts";
 import { leadEventInserts, leadFactsStatement } from "./lead/lead-store.ts";
@@ -32,4 +33,5 @@ export const keptPlanStatements: readonly KeptPlanStatement<readonly string[]>[]
   saleInserts.create,
   saleWebhooks,
   writtenIds,
+  refundFactsStatement,
 ];
