@@ -1,4 +1,4 @@
-import { type SQL, sql } from "drizzle-orm";
+import { type Placeholder, type SQL, sql } from "drizzle-orm";
 import { alias } from "drizzle-orm/pg-core";
 import { balanceLedger, partnerBalances, withdrawals } from "../../schema/balances.ts";
 import { type CommissionStatus, commissions, refunds } from "../../schema/commissions.ts";
@@ -148,30 +148,63 @@ export async function readRefundFacts(
   return { key, ...refundFactsFromRow(row) };
 }
 
-/**
- * Applies a decided refund in ONE transaction: the sale's cumulative refunded amount and the commission
- * change are guarded on the state that was read (a concurrent refund makes the batch abort and the request
- * re-decide), the refund row is unique per sale and idempotency key, and the balance deduction, its ledger
- * row and the fitting of open withdrawals happen in the same transaction as the status change.
- */
-export async function writeRefund(
-  db: Database,
-  w: RefundWrite,
-  requestedCents: number | null,
-  now: Date,
-): Promise<{ refundRowId: number }> {
-  const at = now.toISOString();
-  const sale = saleEvents;
-  const refundRow = sql`(select ${refunds.id} from ${refunds} where ${refunds.saleId} = ${w.saleId}::bigint and ${refunds.idempotencyKey} = ${w.idempotencyKey})`;
-  const statements: SQL[] = [
-    sql`
+/** The refund row the write inserts, by its sale and idempotency key (for the statements after the insert). */
+function refundRowOf(saleId: Placeholder, idempotencyKey: Placeholder): SQL {
+  return sql`(select ${refunds.id} from ${refunds} where ${refunds.saleId} = ${saleId}::bigint and ${refunds.idempotencyKey} = ${idempotencyKey}::text)`;
+}
+
+// The refund write's statements, each run as a PL/pgSQL function (`keptPlanStatement`, migration 0030):
+// planned once per connection, and rendered once per isolate instead of by drizzle on every refund.
+
+/** The sale's cumulative refunded amount, guarded on the amount that was read. */
+export const refundSaleStatement = keptPlanStatement({
+  functionName: "refund_sale_amount",
+  names: ["saleId", "expectedRefundedCents", "newRefundedCents"],
+  parameterTypes: { saleId: "bigint", expectedRefundedCents: "bigint", newRefundedCents: "bigint" },
+  returns: [["ok", "boolean"]],
+  build: (q) => {
+    const sale = saleEvents;
+    return sql`
       with updated as (
-        update ${sale} set ${columnName(sale.refundedCents)} = ${w.newRefundedCents}::bigint
-        where ${sale.id} = ${w.saleId}::bigint and ${sale.refundedCents} = ${w.expectedRefundedCents}::bigint
+        update ${sale} set ${columnName(sale.refundedCents)} = ${q.newRefundedCents}::bigint
+        where ${sale.id} = ${q.saleId}::bigint and ${sale.refundedCents} = ${q.expectedRefundedCents}::bigint
           and not ${sale.needsCommission}
         returning ${sale.id})
-      select guard(exists (select 1 from updated), 'sale refunded meanwhile, or awaiting its commission')`,
-    sql`
+      select guard(exists (select 1 from updated), 'sale refunded meanwhile, or awaiting its commission')`;
+  },
+});
+
+/** The refund row: unique per sale and idempotency key. */
+export const refundInsertStatement = keptPlanStatement({
+  functionName: "insert_refund",
+  names: [
+    "saleId",
+    "commissionId",
+    "idempotencyKey",
+    "refundId",
+    "requestedCents",
+    "amountCents",
+    "refundedTotalCents",
+    "deductionCents",
+    "reason",
+    "refundReason",
+    "at",
+  ],
+  parameterTypes: {
+    saleId: "bigint",
+    commissionId: "bigint",
+    idempotencyKey: "text",
+    refundId: "text",
+    requestedCents: "bigint",
+    amountCents: "bigint",
+    refundedTotalCents: "bigint",
+    deductionCents: "bigint",
+    reason: "text",
+    refundReason: "text",
+    at: "timestamp with time zone",
+  },
+  returns: [],
+  build: (q) => sql`
       insert into ${refunds} (${columnList(
         refunds.saleId,
         refunds.commissionId,
@@ -185,52 +218,81 @@ export async function writeRefund(
         refunds.refundReason,
         refunds.createdAt,
       )})
-      values (${w.saleId}::bigint, ${w.commission?.id ?? null}::bigint, ${w.idempotencyKey}, ${w.refundId}::text,
-              ${requestedCents}::bigint, ${w.appliedCents}::bigint, ${w.newRefundedCents}::bigint,
-              ${w.commission?.balanceDeductionCents ?? 0}::bigint, ${w.reason}, ${w.recordedReason},
-              ${at}::timestamptz)`,
-  ];
-  const c = w.commission;
-  if (c) {
-    // A commission leaving status 'paid' must not lose the payout (paid_out_at): later refunds of it are
-    // flagged as well.
-    statements.push(sql`
+      values (${q.saleId}::bigint, ${q.commissionId}::bigint, ${q.idempotencyKey}::text, ${q.refundId}::text,
+              ${q.requestedCents}::bigint, ${q.amountCents}::bigint, ${q.refundedTotalCents}::bigint,
+              ${q.deductionCents}::bigint, ${q.reason}::text, ${q.refundReason}::text, ${q.at}::timestamptz)`,
+});
+
+/**
+ * The commission's new status and deduction, guarded on the version that was read. A commission leaving
+ * status 'paid' must not lose the payout (paid_out_at): later refunds of it are flagged as well.
+ */
+export const refundCommissionStatement = keptPlanStatement({
+  functionName: "refund_commission",
+  names: [
+    "commissionId",
+    "expectedVersion",
+    "status",
+    "newDeductedCents",
+    "refundReason",
+    "flagForReview",
+    "at",
+  ],
+  parameterTypes: {
+    commissionId: "bigint",
+    expectedVersion: "integer",
+    status: "text",
+    newDeductedCents: "bigint",
+    refundReason: "text",
+    flagForReview: "boolean",
+    at: "timestamp with time zone",
+  },
+  returns: [["ok", "boolean"]],
+  build: (q) => sql`
       with updated as (
         update ${m}
-        set ${columnName(m.status)} = ${c.status}, ${columnName(m.deductedCents)} = ${c.newDeductedCents}::bigint,
-            ${columnName(m.refundReason)} = ${w.recordedReason},
-            ${columnName(m.needsManualReview)} = ${m.needsManualReview} or ${c.flagForReview}::boolean,
+        set ${columnName(m.status)} = ${q.status}::text, ${columnName(m.deductedCents)} = ${q.newDeductedCents}::bigint,
+            ${columnName(m.refundReason)} = ${q.refundReason}::text,
+            ${columnName(m.needsManualReview)} = ${m.needsManualReview} or ${q.flagForReview}::boolean,
             ${columnName(m.paidOutAt)} =
-              case when ${m.status} = 'paid' then coalesce(${m.paidOutAt}, ${at}::timestamptz) else ${m.paidOutAt} end,
-            ${columnName(m.version)} = ${m.version} + 1, ${columnName(m.updatedAt)} = ${at}::timestamptz
-        where ${m.id} = ${c.id}::bigint and ${m.version} = ${c.expectedVersion}::int
+              case when ${m.status} = 'paid' then coalesce(${m.paidOutAt}, ${q.at}::timestamptz) else ${m.paidOutAt} end,
+            ${columnName(m.version)} = ${m.version} + 1, ${columnName(m.updatedAt)} = ${q.at}::timestamptz
+        where ${m.id} = ${q.commissionId}::bigint and ${m.version} = ${q.expectedVersion}::int
         returning ${m.id})
-      select guard(exists (select 1 from updated), 'commission changed meanwhile')`);
-    if (c.balanceDeductionCents > 0)
-      statements.push(...deductFromBalance(c.id, c.balanceDeductionCents, refundRow, at));
-    statements.push(commissionRefundedWebhookStatement(c.id, refundRow, at));
-  }
-  statements.push(sql`select ${refundRow} as refund_id`);
-  const results = await db.batch(statements.map((s) => db.execute(s)) as [ReturnType<Database["execute"]>]);
-  return { refundRowId: fromDriver(refunds.id, results[results.length - 1]?.rows[0]?.refund_id) };
-}
+      select guard(exists (select 1 from updated), 'commission changed meanwhile')`,
+});
+
+/** The parameters of the deduction's statements: the commission, the amount, the refund row and the time. */
+const DEDUCTION_NAMES = ["commissionId", "cents", "saleId", "idempotencyKey", "at"] as const;
+const DEDUCTION_TYPES = {
+  commissionId: "bigint",
+  cents: "bigint",
+  saleId: "bigint",
+  idempotencyKey: "text",
+  at: "timestamp with time zone",
+} as const;
+type DeductionParams = { [Name in (typeof DEDUCTION_NAMES)[number]]: Placeholder<Name> };
+
+/** The commission's owner, as `o` with the commission's own column names (program_id, partner_id, currency). */
+const owner = (q: DeductionParams) =>
+  sql`select ${m.programId}, ${m.partnerId}, ${m.currency} from ${m} where ${m.id} = ${q.commissionId}::bigint`;
+const ownerProgram = sql`o.${columnName(m.programId)}`;
+const ownerPartner = sql`o.${columnName(m.partnerId)}`;
+const ownerCurrency = sql`o.${columnName(m.currency)}`;
 
 /**
  * The deduction: a ledger row tied to the commission and the refund, the balance moved by the same amount
  * (it may go negative), then open withdrawals reduced, oldest kept first, so together they fit the balance.
  */
-function deductFromBalance(commissionId: number, cents: number, refundRow: SQL, at: string): SQL[] {
-  // The commission's owner, as `o` with the commission's own column names (program_id, partner_id, currency).
-  const owner = sql`select ${m.programId}, ${m.partnerId}, ${m.currency} from ${m} where ${m.id} = ${commissionId}::bigint`;
-  const ownerProgram = sql`o.${columnName(m.programId)}`;
-  const ownerPartner = sql`o.${columnName(m.partnerId)}`;
-  const ownerCurrency = sql`o.${columnName(m.currency)}`;
-  const l = balanceLedger;
-  const pb = partnerBalances;
-  const b = alias(partnerBalances, "b");
-  const wd = alias(withdrawals, "w");
-  return [
-    sql`
+export const deductionStatements = [
+  keptPlanStatement({
+    functionName: "refund_deduction_ledger",
+    names: DEDUCTION_NAMES,
+    parameterTypes: DEDUCTION_TYPES,
+    returns: [],
+    build: (q) => {
+      const l = balanceLedger;
+      return sql`
       insert into ${l} (${columnList(
         l.programId,
         l.partnerId,
@@ -241,18 +303,37 @@ function deductFromBalance(commissionId: number, cents: number, refundRow: SQL, 
         l.refundId,
         l.createdAt,
       )})
-      select ${ownerProgram}, ${ownerPartner}, ${ownerCurrency}, ${-cents}::bigint, 'refund_deduction',
-             ${commissionId}::bigint, ${refundRow}, ${at}::timestamptz
-      from (${owner}) o`,
-    sql`
+      select ${ownerProgram}, ${ownerPartner}, ${ownerCurrency}, -${q.cents}::bigint, 'refund_deduction',
+             ${q.commissionId}::bigint, ${refundRowOf(q.saleId, q.idempotencyKey)}, ${q.at}::timestamptz
+      from (${owner(q)}) o`;
+    },
+  }),
+  keptPlanStatement({
+    functionName: "refund_deduction_balance",
+    names: DEDUCTION_NAMES,
+    parameterTypes: DEDUCTION_TYPES,
+    returns: [],
+    build: (q) => {
+      const pb = partnerBalances;
+      return sql`
       insert into ${pb} (${columnList(pb.programId, pb.partnerId, pb.currency, pb.balanceCents, pb.updatedAt)})
-      select ${ownerProgram}, ${ownerPartner}, ${ownerCurrency}, ${-cents}::bigint, ${at}::timestamptz
-      from (${owner}) o
+      select ${ownerProgram}, ${ownerPartner}, ${ownerCurrency}, -${q.cents}::bigint, ${q.at}::timestamptz
+      from (${owner(q)}) o
       on conflict (${columnList(pb.programId, pb.partnerId, pb.currency)}) do update
         set ${columnName(pb.balanceCents)} = ${pb.balanceCents} + excluded.${columnName(pb.balanceCents)},
-            ${columnName(pb.updatedAt)} = excluded.${columnName(pb.updatedAt)}`,
-    sql`
-      with owner as (${owner}),
+            ${columnName(pb.updatedAt)} = excluded.${columnName(pb.updatedAt)}`;
+    },
+  }),
+  keptPlanStatement({
+    functionName: "refund_deduction_withdrawals",
+    names: DEDUCTION_NAMES,
+    parameterTypes: DEDUCTION_TYPES,
+    returns: [],
+    build: (q) => {
+      const b = alias(partnerBalances, "b");
+      const wd = alias(withdrawals, "w");
+      return sql`
+      with owner as (${owner(q)}),
       balance as (
         select greatest(${b.balanceCents}, 0) as available
         from ${partnerBalances} ${b}, owner o
@@ -269,8 +350,91 @@ function deductFromBalance(commissionId: number, cents: number, refundRow: SQL, 
       update ${withdrawals} ${wd}
       set ${columnName(wd.amountCents)} = fitted.amount,
           ${columnName(wd.status)} = case when fitted.amount = 0 then 'cancelled' else ${wd.status} end,
-          ${columnName(wd.updatedAt)} = ${at}::timestamptz
+          ${columnName(wd.updatedAt)} = ${q.at}::timestamptz
       from fitted
-      where ${wd.id} = fitted.id and fitted.amount <> ${wd.amountCents}`,
+      where ${wd.id} = fitted.id and fitted.amount <> ${wd.amountCents}`;
+    },
+  }),
+] as const;
+
+/** `commission.updated` with the refund's amounts. */
+export const refundWebhookStatement = keptPlanStatement({
+  functionName: "enqueue_commission_refunded_webhook",
+  names: ["commissionId", "saleId", "idempotencyKey", "at"],
+  parameterTypes: {
+    commissionId: "bigint",
+    saleId: "bigint",
+    idempotencyKey: "text",
+    at: "timestamp with time zone",
+  },
+  returns: [["enqueued", "integer"]],
+  build: (q) =>
+    commissionRefundedWebhookStatement(q.commissionId, refundRowOf(q.saleId, q.idempotencyKey), q.at),
+});
+
+/** The id of the refund row the write inserted (or found). */
+export const refundRowIdStatement = keptPlanStatement({
+  functionName: "read_refund_row_id",
+  names: ["saleId", "idempotencyKey"],
+  parameterTypes: { saleId: "bigint", idempotencyKey: "text" },
+  returns: [["refund_id", "bigint"]],
+  build: (q) => sql`select ${refundRowOf(q.saleId, q.idempotencyKey)} as refund_id`,
+});
+
+/**
+ * Applies a decided refund in ONE transaction: the sale's cumulative refunded amount and the commission
+ * change are guarded on the state that was read (a concurrent refund makes the batch abort and the request
+ * re-decide), the refund row is unique per sale and idempotency key, and the balance deduction, its ledger
+ * row and the fitting of open withdrawals happen in the same transaction as the status change.
+ */
+export async function writeRefund(
+  db: Database,
+  w: RefundWrite,
+  requestedCents: number | null,
+  now: Date,
+): Promise<{ refundRowId: number }> {
+  const at = now.toISOString();
+  const refundRow = { saleId: w.saleId, idempotencyKey: w.idempotencyKey };
+  const statements: SQL[] = [
+    refundSaleStatement.call({
+      saleId: w.saleId,
+      expectedRefundedCents: w.expectedRefundedCents,
+      newRefundedCents: w.newRefundedCents,
+    }),
+    refundInsertStatement.call({
+      saleId: w.saleId,
+      commissionId: w.commission?.id ?? null,
+      idempotencyKey: w.idempotencyKey,
+      refundId: w.refundId,
+      requestedCents,
+      amountCents: w.appliedCents,
+      refundedTotalCents: w.newRefundedCents,
+      deductionCents: w.commission?.balanceDeductionCents ?? 0,
+      reason: w.reason,
+      refundReason: w.recordedReason,
+      at,
+    }),
   ];
+  const c = w.commission;
+  if (c) {
+    statements.push(
+      refundCommissionStatement.call({
+        commissionId: c.id,
+        expectedVersion: c.expectedVersion,
+        status: c.status,
+        newDeductedCents: c.newDeductedCents,
+        refundReason: w.recordedReason,
+        flagForReview: c.flagForReview,
+        at,
+      }),
+    );
+    if (c.balanceDeductionCents > 0) {
+      const deduction = { commissionId: c.id, cents: c.balanceDeductionCents, ...refundRow, at };
+      statements.push(...deductionStatements.map((statement) => statement.call(deduction)));
+    }
+    statements.push(refundWebhookStatement.call({ commissionId: c.id, ...refundRow, at }));
+  }
+  statements.push(refundRowIdStatement.call(refundRow));
+  const results = await db.batch(statements.map((s) => db.execute(s)) as [ReturnType<Database["execute"]>]);
+  return { refundRowId: fromDriver(refunds.id, results[results.length - 1]?.rows[0]?.refund_id) };
 }

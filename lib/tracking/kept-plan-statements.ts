@@ -1,5 +1,13 @@
 import type { KeptPlanStatement } from "../db/kept-plan.ts";
-import { refundFactsStatement } from "../refunds/refund-store.ts";
+import {
+  deductionStatements,
+  refundCommissionStatement,
+  refundFactsStatement,
+  refundInsertStatement,
+  refundRowIdStatement,
+  refundSaleStatement,
+  refundWebhookStatement,
+} from "../refunds/refund-store.ts";
 import { leadWebhook } from "../webhooks/outbox-statements.ts";
 import { clickStatement } from "./click/click-store.ts";
 import { leadEventInserts, leadFactsStatement } from "./lead/lead-store.ts";
@@ -34,4 +42,10 @@ export const keptPlanStatements: readonly KeptPlanStatement<readonly string[]>[]
   saleWebhooks,
   writtenIds,
   refundFactsStatement,
+  refundSaleStatement,
+  refundInsertStatement,
+  refundCommissionStatement,
+  ...deductionStatements,
+  refundWebhookStatement,
+  refundRowIdStatement,
 ];

@@ -78,7 +78,11 @@ export const leadWebhook = keptPlanStatement({
 });
 
 /** `commission.updated` after a refund or reversal, with the refund's amounts; `refundRow` is its id. */
-export function commissionRefundedWebhookStatement(commissionId: number, refundRow: SQL, at: string): SQL {
+export function commissionRefundedWebhookStatement(
+  commissionId: number | Placeholder,
+  refundRow: SQL,
+  at: string | Placeholder,
+): SQL {
   return sql`
     select webhook_enqueue(${c.programId}, 'commission.updated', 'commission.updated:refund:' || ${r.id},
              ${commissionData} || jsonb_build_object('reason', ${r.reason}, 'refund', jsonb_build_object(
