@@ -9,7 +9,7 @@
  *
  * A kept-plan statement (`lib/db/kept-plan.ts`) is sent as the call of its PL/pgSQL function, whose plan
  * EXPLAIN does not open: the statement the function runs (its body, numbered as the call's parameters) is
- * planned instead.
+ * prepared with the function's parameter types and its generic plan explained, the plan the function runs.
  *
  * Sequential scans are disabled (`enable_seqscan = off`) rather than data generated: on a small database the
  * planner rightly prefers scanning a few pages, which says nothing about 10 million rows.
@@ -44,6 +44,10 @@ const bigTableRows = 10_000;
 /** The call of each kept-plan statement, and the statement its function runs. */
 const keptPlanBodies = new Map(
   keptPlanStatements.map((statement) => [statement.callText(), statement.body()]),
+);
+/** Each kept-plan body's parameter types. */
+const keptPlanTypes = new Map(
+  keptPlanStatements.map((statement) => [statement.body(), statement.parameterTypes]),
 );
 /** Each distinct statement with the parameters of its first few uses (the provider's read differs by step). */
 const recorded = new Map<string, (string | null)[][]>();
@@ -307,11 +311,30 @@ async function planScans(
   await client.query("begin");
   try {
     if (!rows) await client.query("set local enable_seqscan = off");
-    const result = await client.query(`explain (format json) ${query}`, params);
+    const result = await explain(client, "format json", query, params);
     const plan = (result.rows[0] as { "QUERY PLAN": { Plan: PlanNode }[] })["QUERY PLAN"][0]?.Plan;
     return plan ? scansOf(plan, leading, rows, []) : [];
   } finally {
     await client.query("rollback");
+  }
+}
+
+/**
+ * EXPLAIN of a recorded statement, inside the caller's transaction. A kept-plan body is prepared with its
+ * function's parameter types and explained as the generic plan its function runs (the values inlined as
+ * literals: EXECUTE's arguments cannot be the protocol's parameters).
+ */
+async function explain(client: pg.Client, options: string, query: string, params: (string | null)[]) {
+  const types = keptPlanTypes.get(query);
+  if (!types) return client.query(`explain (${options}) ${query}`, params);
+  await client.query("set local plan_cache_mode = force_generic_plan");
+  await client.query(`prepare kept_plan_body (${types.join(", ")}) as ${query}`);
+  try {
+    const values = params.map((value) => (value === null ? "null" : client.escapeLiteral(value)));
+    return await client.query(`explain (${options}) execute kept_plan_body (${values.join(", ")})`);
+  } finally {
+    // A prepared statement outlives the transaction's rollback.
+    await client.query("deallocate kept_plan_body").catch(() => undefined);
   }
 }
 
@@ -368,7 +391,7 @@ async function executionMs(
   for (let i = 0; i < 5; i++) {
     await client.query("begin");
     try {
-      const result = await client.query(`explain (analyze, format json) ${query}`, params);
+      const result = await explain(client, "analyze, format json", query, params);
       times.push(
         Number(
           (result.rows[0] as { "QUERY PLAN": { "Execution Time": number }[] })["QUERY PLAN"][0]?.[

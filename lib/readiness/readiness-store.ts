@@ -7,6 +7,7 @@ import { type LeadAuthPolicy, programApiKeys, programs } from "../../schema/prog
 import type { ApiKeyRecord } from "../auth/program-key.ts";
 import type { Database } from "../db/client.ts";
 import { fromDriver, fromDriverOrNull } from "../db/columns.ts";
+import { keptPlanStatement } from "../db/kept-plan.ts";
 
 /**
  * Each evidence count looks at the program's most recent `evidenceSampleSize` events of its kind, so the
@@ -112,35 +113,46 @@ const sample = (s: Sample): EventSample => ({ count: s.count, lastAt: date(s.las
 /**
  * Every fact the readiness verdict needs, in ONE statement (the readiness budget is one round trip): the
  * key (when the subject is a key), the program's settings, keys and links, and a bounded sample of each
- * kind of recorded live event. Test events count only for the test-event check.
+ * kind of recorded live event. Test events count only for the test-event check. Run as the PL/pgSQL
+ * function `read_readiness_facts` (`keptPlanStatement`, migration 0032): planning this statement on every
+ * request cost PostgreSQL more than running it.
  */
-export async function readReadinessFacts(
-  db: Database,
-  subject: ReadinessSubject,
-  now: Date,
-): Promise<ReadinessRead> {
-  const keyHash = "keyHash" in subject ? subject.keyHash : null;
-  const programId = "programId" in subject ? subject.programId : null;
-  const at = now.toISOString();
-  const n = evidenceSampleSize;
-  const k = programApiKeys;
-  const p = programs;
-  const l = alias(referralLinks, "l");
-  const pp = alias(programPartners, "pp");
-  const ck = clickEvents;
-  const ld = leadEvents;
-  const sa = saleEvents;
-  const cm = commissions;
-  const r = alias(refunds, "r");
-  const s = alias(saleEvents, "s");
-  const live = (table: typeof ck | typeof ld | typeof sa | typeof cm) =>
-    sql`${table.programId} = (select id from program) and not ${table.isTest}`;
-  // The CTEs' own column names (program_id, created_at, ...) are local to this statement; every table
-  // column is named through the schema.
-  // recent_refunds: by the refund's own program (set from its sale's at insert), newest first by
-  // refunds_program_created_idx; a test sale's refunds are skipped by its primary key. 'fraud' is
-  // informational: flags never change a check or the verdict.
-  const result = await db.execute<{ key: KeyRow | null; facts: FactsRow | null }>(sql`
+export const readinessFactsStatement = keptPlanStatement({
+  functionName: "read_readiness_facts",
+  names: ["keyHash", "programId", "at", "sampleSize"],
+  parameterTypes: {
+    keyHash: "text",
+    programId: "integer",
+    at: "timestamp with time zone",
+    sampleSize: "integer",
+  },
+  returns: [
+    ["key", "json"],
+    ["facts", "json"],
+  ],
+  build: (q) => {
+    const keyHash = q.keyHash;
+    const programId = q.programId;
+    const at = q.at;
+    const n = q.sampleSize;
+    const k = programApiKeys;
+    const p = programs;
+    const l = alias(referralLinks, "l");
+    const pp = alias(programPartners, "pp");
+    const ck = clickEvents;
+    const ld = leadEvents;
+    const sa = saleEvents;
+    const cm = commissions;
+    const r = alias(refunds, "r");
+    const s = alias(saleEvents, "s");
+    const live = (table: typeof ck | typeof ld | typeof sa | typeof cm) =>
+      sql`${table.programId} = (select id from program) and not ${table.isTest}`;
+    // The CTEs' own column names (program_id, created_at, ...) are local to this statement; every table
+    // column is named through the schema.
+    // recent_refunds: by the refund's own program (set from its sale's at insert), newest first by
+    // refunds_program_created_idx; a test sale's refunds are skipped by its primary key. 'fraud' is
+    // informational: flags never change a check or the verdict.
+    return sql`
     with key as (
       select ${k.programId} as program_id, ${k.isTest} as is_test, ${k.keyPrefix} as key_prefix,
              ${k.rotationMarkedAt} as rotation_marked_at, ${k.rotateBy} as rotate_by
@@ -247,7 +259,25 @@ export async function readReadinessFacts(
           'hold_flagged_commissions', program.hold_flagged_commissions,
           'email_attribution_settled_only', program.email_attribution_settled_only)
       ) from program) as facts
-  `);
+  `;
+  },
+});
+
+/** The readiness facts of a key's program, or of a program named by id (the dashboard's). */
+export async function readReadinessFacts(
+  db: Database,
+  subject: ReadinessSubject,
+  now: Date,
+): Promise<ReadinessRead> {
+  const k = programApiKeys;
+  const result = await db.execute<{ key: KeyRow | null; facts: FactsRow | null }>(
+    readinessFactsStatement.call({
+      keyHash: "keyHash" in subject ? subject.keyHash : null,
+      programId: "programId" in subject ? subject.programId : null,
+      at: now.toISOString(),
+      sampleSize: evidenceSampleSize,
+    }),
+  );
   const row = result.rows[0];
   const key = row?.key ?? null;
   const f = row?.facts ?? null;

@@ -1,4 +1,5 @@
 import type { KeptPlanStatement } from "../db/kept-plan.ts";
+import { readinessFactsStatement } from "../readiness/readiness-store.ts";
 import {
   deductionStatements,
   refundCommissionStatement,
@@ -48,4 +49,5 @@ export const keptPlanStatements: readonly KeptPlanStatement<readonly string[]>[]
   ...deductionStatements,
   refundWebhookStatement,
   refundRowIdStatement,
+  readinessFactsStatement,
 ];

@@ -10,7 +10,7 @@ import { PgDialect } from "drizzle-orm/pg-core/dialect";
 import { drizzle } from "drizzle-orm/pglite";
 import { migrate } from "drizzle-orm/pglite/migrator";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { keptPlanStatement } from "../../lib/db/kept-plan.ts";
+import { GENERIC_PLANS, keptPlanStatement } from "../../lib/db/kept-plan.ts";
 import { keptPlanStatements } from "../../lib/tracking/kept-plan-statements.ts";
 
 const dialect = new PgDialect();
@@ -29,8 +29,9 @@ describe("the migrations define every kept-plan statement as its TypeScript says
 
   for (const statement of keptPlanStatements) {
     it(`${statement.functionName}: source, parameters and result as migrated`, async () => {
-      const { rows } = await db.query<{ source: string; args: string; result: string }>(
-        `select prosrc as source, pg_get_function_arguments(oid) as args, pg_get_function_result(oid) as result
+      const { rows } = await db.query<{ source: string; args: string; result: string; config: string[] }>(
+        `select prosrc as source, pg_get_function_arguments(oid) as args, pg_get_function_result(oid) as result,
+                proconfig as config
            from pg_proc where proname = $1`,
         [statement.functionName],
       );
@@ -43,6 +44,7 @@ describe("the migrations define every kept-plan statement as its TypeScript says
       expect(migrated?.args, hint).toBe(args);
       // pg_get_function_result prints `TABLE(a x, ...)`, the definition `TABLE (a x, ...)`.
       expect(migrated?.result, hint).toBe(result?.replace(/^TABLE \(/, "TABLE("));
+      expect(migrated?.config, hint).toEqual([GENERIC_PLANS.replace(" = ", "=")]);
     });
   }
 });
