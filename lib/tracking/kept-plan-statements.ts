@@ -12,15 +12,7 @@ import {
 import { leadWebhook } from "../webhooks/outbox-statements.ts";
 import { clickStatement } from "./click/click-store.ts";
 import { leadEventInserts, leadFactsStatement } from "./lead/lead-store.ts";
-import {
-  customerByKeyStatement,
-  recordedSalesStatement,
-  saleClickStatement,
-  saleInserts,
-  saleProgramStatement,
-  saleWebhooks,
-  writtenIds,
-} from "./sale/sale-store.ts";
+import { saleFactsStatement, saleInserts, saleWebhooks, writtenIds } from "./sale/sale-store.ts";
 
 /**
  * Every statement run as a PL/pgSQL function (`keptPlanStatement`): the migrations must define each exactly
@@ -29,10 +21,7 @@ import {
 export const keptPlanStatements: readonly KeptPlanStatement<readonly string[]>[] = [
   clickStatement,
   leadFactsStatement,
-  saleProgramStatement,
-  recordedSalesStatement,
-  customerByKeyStatement,
-  saleClickStatement,
+  saleFactsStatement,
   leadEventInserts.none,
   leadEventInserts.existing,
   leadEventInserts.created,

@@ -63,62 +63,26 @@ function keyProgram(keyHash: Placeholder): SQL {
   return sql`(select ${ak.programId} from ${ak} where ${ak.keyHash} = ${keyHash}::text and ${ak.revokedAt} is null)`;
 }
 
-/** A sale's customer as `customerColumns` selects it, as a kept-plan function's result columns. */
-const CUSTOMER_RESULT = [
-  ["id", "bigint"],
-  ["program_id", "integer"],
-  ["partner_id", "integer"],
-  ["click_id", "text"],
-  ["clicked_at", "timestamp with time zone"],
-  ["signed_up_at", "timestamp with time zone"],
-  ["first_converted_at", "timestamp with time zone"],
-  ["first_commission_at", "timestamp with time zone"],
-  ["partner_is_member", "boolean"],
-] as const;
-
-// The sale read's statements, run as PL/pgSQL functions (`keptPlanStatement`, migration 0028): parsing and
-// planning them on every sale cost PostgreSQL more than running them. Sent in one batch, as before.
-export const saleProgramStatement = keptPlanStatement({
-  functionName: "read_sale_program",
-  names: ["keyHash", "productId"],
-  parameterTypes: { keyHash: "text", productId: "text" },
-  returns: [
-    ["id", "integer"],
-    ["attribution_window_days", "integer"],
-    ["commission_type", "text"],
-    ["commission_rate", "numeric"],
-    ["duration_months", "integer"],
-    ["hold_days", "integer"],
-    ["rule_type", "text"],
-    ["rule_rate", "numeric"],
-    ["rule_duration", "integer"],
-    ["rule_id", "integer"],
-  ],
-  build: (q) => sql`
+/** The key's program and, as `rule_*`, its commission rule for the sale's product. */
+function saleProgramQuery(q: { keyHash: Placeholder; productId: Placeholder }): SQL {
+  // The rates as text, as the driver reads a numeric column: inside JSON they would be numbers.
+  return sql`
       select ${p.id} as id, ${p.attributionWindowDays} as attribution_window_days,
-             ${p.commissionType} as commission_type, ${p.commissionRate} as commission_rate,
+             ${p.commissionType} as commission_type, ${p.commissionRate}::text as commission_rate,
              ${p.durationMonths} as duration_months, ${p.holdDays} as hold_days,
-             ${r.commissionType} as rule_type, ${r.commissionRate} as rule_rate, ${r.durationMonths} as rule_duration,
-             ${r.id} as rule_id
+             ${r.commissionType} as rule_type, ${r.commissionRate}::text as rule_rate,
+             ${r.durationMonths} as rule_duration, ${r.id} as rule_id
       from ${programs} ${p}
       left join ${commissionRules} ${r} on ${r.programId} = ${p.id} and ${r.productId} = ${q.productId}::text
-      where ${p.id} = ${keyProgram(q.keyHash)}`,
-});
+      where ${p.id} = ${keyProgram(q.keyHash)}`;
+}
 
-export const recordedSalesStatement = keptPlanStatement({
-  functionName: "read_recorded_sales",
-  names: ["keyHash", "transactionId"],
-  parameterTypes: { keyHash: "text", transactionId: "text" },
-  returns: [
-    ["id", "bigint"],
-    ["program_id", "integer"],
-    ["id_namespace", "text"],
-  ],
-  build: (q) => {
-    const s = alias(saleEvents, "s");
-    const x = alias(saleEvents, "x");
-    const a = alias(paymentAliases, "a");
-    return sql`
+/** The sales the id already names, in the live namespace and in the key's program's test namespace. */
+function recordedSalesQuery(q: { keyHash: Placeholder; transactionId: Placeholder }): SQL {
+  const s = alias(saleEvents, "s");
+  const x = alias(saleEvents, "x");
+  const a = alias(paymentAliases, "a");
+  return sql`
       select ${s.id} as id, ${s.programId} as program_id, ${s.idNamespace} as id_namespace
       from ${saleEvents} ${s}
       where ${s.id} in (
@@ -128,33 +92,18 @@ export const recordedSalesStatement = keptPlanStatement({
         union all
         select ${x.id} from ${saleEvents} ${x}
         where ${x.idNamespace} in ('live', 'test:' || ${keyProgram(q.keyHash)}) and ${x.processorEventId} = ${q.transactionId}::text)`;
-  },
-});
+}
 
-export const customerByKeyStatement = keptPlanStatement({
-  functionName: "read_sale_customer_by_key",
-  names: ["keyHash", "customerKey"],
-  parameterTypes: { keyHash: "text", customerKey: "text" },
-  returns: CUSTOMER_RESULT,
-  build: (q) => sql`
+/** The customer of the key's program holding `customer_key`. */
+function customerByKeyQuery(q: { keyHash: Placeholder; customerKey: Placeholder }): SQL {
+  return sql`
       select ${customerColumns} from ${customers} ${c}
-      where ${c.customerKey} = ${q.customerKey}::text and ${c.programId} = ${keyProgram(q.keyHash)}`,
-});
+      where ${c.customerKey} = ${q.customerKey}::text and ${c.programId} = ${keyProgram(q.keyHash)}`;
+}
 
-export const saleClickStatement = keptPlanStatement({
-  functionName: "read_sale_click",
-  names: ["clickId"],
-  parameterTypes: { clickId: "text" },
-  returns: [
-    ["click_id", "text"],
-    ["program_id", "integer"],
-    ["partner_id", "integer"],
-    ["created_at", "timestamp with time zone"],
-    ["is_test", "boolean"],
-    ["partner_is_member", "boolean"],
-    ["customer", "json"],
-  ],
-  build: (q) => sql`
+/** The click resolved to the visitor's original click, its partner's membership and its customer. */
+function saleClickQuery(q: { clickId: Placeholder }): SQL {
+  return sql`
       select coalesce(${o.clickId}, ${k.clickId}) as click_id, coalesce(${o.programId}, ${k.programId}) as program_id,
              coalesce(${o.partnerId}, ${k.partnerId}) as partner_id,
              coalesce(${o.createdAt}, ${k.createdAt}) as created_at, ${k.isTest} as is_test,
@@ -168,11 +117,51 @@ export const saleClickStatement = keptPlanStatement({
                   and ${c.clickId} = coalesce(${o.clickId}, ${k.clickId})) cc) as customer
       from ${clickEvents} ${k}
       left join ${clickEvents} ${o} on ${o.clickId} = ${k.visitorClickId}
-      where ${k.clickId} = ${q.clickId}::text`,
-});
+      where ${k.clickId} = ${q.clickId}::text`;
+}
 
 /**
- * Everything the sale rules need, in one round trip (one batch of reads). The duplicate check reads the
+ * The sale read in ONE statement, each part as JSON (at most one row each but the recorded sales; `limit 1`
+ * keeps the first, as reading the first row did), run as the PL/pgSQL function `read_sale_facts`
+ * (`keptPlanStatement`, migration 0034): planned once per connection, and one statement where the batch sent
+ * five, each costing the database, the SQL endpoint and the worker its own round of handling.
+ */
+export const saleFactsStatement = keptPlanStatement({
+  functionName: "read_sale_facts",
+  names: ["keyHash", "transactionId", "customerKey", "clickId", "productId"],
+  parameterTypes: {
+    keyHash: "text",
+    transactionId: "text",
+    customerKey: "text",
+    clickId: "text",
+    productId: "text",
+  },
+  returns: [
+    ["key", "json"],
+    ["program", "json"],
+    ["recorded_sales", "json"],
+    ["customer_by_key", "json"],
+    ["click", "json"],
+  ],
+  build: (q) => sql`
+    select
+      (select row_to_json(part) from (${apiKeyRecordQuery(q.keyHash)}) part) as key,
+      (select row_to_json(part) from (${saleProgramQuery(q)} limit 1) part) as program,
+      (select coalesce(json_agg(part), '[]'::json) from (${recordedSalesQuery(q)}) part) as recorded_sales,
+      (select row_to_json(part) from (${customerByKeyQuery(q)} limit 1) part) as customer_by_key,
+      (select row_to_json(part) from (${saleClickQuery(q)} limit 1) part) as click`,
+});
+
+type SaleFactsRow = {
+  key: Parameters<typeof apiKeyRecordFromRow>[0] | null;
+  program: Row | null;
+  recorded_sales: Row[];
+  customer_by_key: Row | null;
+  click: Row | null;
+};
+
+/**
+ * Everything the sale rules need, in one round trip (one statement). The duplicate check reads the
  * sales the id names in the live namespace and in the key's program's test namespace (the rules keep the
  * one of the sale's own namespace): under its own id, or as another id of the payment (a Checkout
  * Session id, a subscription invoice's PaymentIntent id, see `payment_aliases`).
@@ -187,15 +176,10 @@ export async function readSaleFacts(
     productId: string | null;
   },
 ): Promise<SaleFacts> {
-  const [keyRows, programRows, saleRows, customerRows, clickRows] = await db.batch([
-    db.execute(apiKeyRecordQuery(q.keyHash)),
-    db.execute(saleProgramStatement.call({ keyHash: q.keyHash, productId: q.productId })),
-    db.execute(recordedSalesStatement.call({ keyHash: q.keyHash, transactionId: q.transactionId })),
-    db.execute(customerByKeyStatement.call({ keyHash: q.keyHash, customerKey: q.customerKey })),
-    db.execute(saleClickStatement.call({ clickId: q.clickId })),
-  ]);
-  const programRow = programRows.rows[0];
-  const clickRow = clickRows.rows[0];
+  const facts = (await db.execute<SaleFactsRow>(saleFactsStatement.call(q))).rows[0];
+  if (!facts) throw new Error("sale read returned no row");
+  const programRow = facts.program;
+  const clickRow = facts.click;
   const click: SaleClick | null = clickRow
     ? {
         clickId: fromDriver(k.clickId, clickRow.click_id),
@@ -208,7 +192,7 @@ export async function readSaleFacts(
       }
     : null;
   return {
-    key: apiKeyRecordFromRow(keyRows.rows[0] as Parameters<typeof apiKeyRecordFromRow>[0]),
+    key: apiKeyRecordFromRow(facts.key ?? undefined),
     program: programRow
       ? {
           id: fromDriver(p.id, programRow.id),
@@ -227,14 +211,14 @@ export async function readSaleFacts(
             durationMonths: fromDriverOrNull(r.durationMonths, programRow.rule_duration),
           }
         : null,
-    recordedSales: saleRows.rows.map(
+    recordedSales: facts.recorded_sales.map(
       (row): RecordedSale => ({
         id: fromDriver(s.id, row.id),
         programId: fromDriver(s.programId, row.program_id),
         namespace: fromDriver(s.idNamespace, row.id_namespace) as PaymentNamespace,
       }),
     ),
-    customerByKey: customerFrom(customerRows.rows[0]),
+    customerByKey: customerFrom(facts.customer_by_key ?? undefined),
     click,
   };
 }
