@@ -89,25 +89,19 @@ export function refundFactsFromRow(row: Record<string, unknown>): {
 }
 
 /**
- * The sale of the key's program by the given id, or by any other id of the payment: a provider-recorded sale
- * by its Checkout Session id, an invoice sale by its PaymentIntent id (payment_aliases, the one index of a
- * payment's ids); a live sale before a test sale of the same id. Run as the PL/pgSQL function
- * `read_refund_facts` (`keptPlanStatement`, migration 0030): planned once per connection, not per refund.
+ * The key's record, and the sale of the key's program by the given id, or by any other id of the payment: a
+ * provider-recorded sale by its Checkout Session id, an invoice sale by its PaymentIntent id (payment_aliases,
+ * the one index of a payment's ids); a live sale before a test sale of the same id. ONE statement, each part
+ * as JSON, run as the PL/pgSQL function `read_refund_facts` (`keptPlanStatement`, migration 0035): planned
+ * once per connection, not per refund.
  */
 export const refundFactsStatement = keptPlanStatement({
   functionName: "read_refund_facts",
   names: ["keyHash", "transactionId"],
   parameterTypes: { keyHash: "text", transactionId: "text" },
   returns: [
-    ["id", "bigint"],
-    ["amount_cents", "bigint"],
-    ["refunded_cents", "bigint"],
-    ["currency", "text"],
-    ["needs_commission", "boolean"],
-    ["program_id", "integer"],
-    ["advertiser_id", "integer"],
-    ["commission", "json"],
-    ["refunds", "json"],
+    ["key", "json"],
+    ["sale", "json"],
   ],
   build: (q) => {
     const k = programApiKeys;
@@ -117,18 +111,21 @@ export const refundFactsStatement = keptPlanStatement({
     const a = alias(paymentAliases, "a");
     const namespaces = sql`('live', 'test:' || ${keyProgram})`;
     return sql`
-      select ${refundFactsColumns}
-      from ${saleEvents} ${s}
-      join ${programs} ${refundProgram} on ${refundProgram.id} = ${s.programId}
-      where ${s.programId} = ${keyProgram}
-        and ${s.id} in (
-          select ${x.id} from ${saleEvents} ${x}
-          where ${x.idNamespace} in ${namespaces} and ${x.processorEventId} = ${q.transactionId}::text
-          union all
-          select ${a.saleId} from ${paymentAliases} ${a}
-          where ${a.namespace} in ${namespaces} and ${a.alias} = ${q.transactionId}::text and ${a.saleId} is not null)
-      order by ${s.isTest}, ${s.id}
-      limit 1`;
+      select
+        (select row_to_json(part) from (${apiKeyRecordQuery(q.keyHash)}) part) as key,
+        (select row_to_json(part) from (
+          select ${refundFactsColumns}
+          from ${saleEvents} ${s}
+          join ${programs} ${refundProgram} on ${refundProgram.id} = ${s.programId}
+          where ${s.programId} = ${keyProgram}
+            and ${s.id} in (
+              select ${x.id} from ${saleEvents} ${x}
+              where ${x.idNamespace} in ${namespaces} and ${x.processorEventId} = ${q.transactionId}::text
+              union all
+              select ${a.saleId} from ${paymentAliases} ${a}
+              where ${a.namespace} in ${namespaces} and ${a.alias} = ${q.transactionId}::text and ${a.saleId} is not null)
+          order by ${s.isTest}, ${s.id}
+          limit 1) part) as sale`;
   },
 });
 
@@ -138,14 +135,15 @@ export async function readRefundFacts(
   keyHash: string,
   transactionId: string | null,
 ): Promise<RefundRead> {
-  const [keyRows, saleRows] = await db.batch([
-    db.execute(apiKeyRecordQuery(keyHash)),
-    db.execute(refundFactsStatement.call({ keyHash, transactionId })),
-  ]);
-  const key = apiKeyRecordFromRow(keyRows.rows[0] as Parameters<typeof apiKeyRecordFromRow>[0]);
-  const row = saleRows.rows[0];
-  if (!row) return { key, facts: null, parties: null };
-  return { key, ...refundFactsFromRow(row) };
+  const result = await db.execute<{
+    key: Parameters<typeof apiKeyRecordFromRow>[0] | null;
+    sale: Record<string, unknown> | null;
+  }>(refundFactsStatement.call({ keyHash, transactionId }));
+  const row = result.rows[0];
+  if (!row) throw new Error("refund read returned no row");
+  const key = apiKeyRecordFromRow(row.key ?? undefined);
+  if (!row.sale) return { key, facts: null, parties: null };
+  return { key, ...refundFactsFromRow(row.sale) };
 }
 
 /** The refund row the write inserts, by its sale and idempotency key (for the statements after the insert). */
@@ -153,7 +151,7 @@ function refundRowOf(saleId: Placeholder, idempotencyKey: Placeholder): SQL {
   return sql`(select ${refunds.id} from ${refunds} where ${refunds.saleId} = ${saleId}::bigint and ${refunds.idempotencyKey} = ${idempotencyKey}::text)`;
 }
 
-// The refund write's statements, each run as a PL/pgSQL function (`keptPlanStatement`, migration 0030):
+// The refund write's statements, each run as a PL/pgSQL function (`keptPlanStatement`, migration 0031):
 // planned once per connection, and rendered once per isolate instead of by drizzle on every refund.
 
 /** The sale's cumulative refunded amount, guarded on the amount that was read. */
