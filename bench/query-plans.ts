@@ -26,7 +26,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
 import { startLocalStack } from "../dev/local-stack.ts";
-import { keptPlanStatements } from "../lib/tracking/kept-plan-statements.ts";
+import { keptPlanStatements } from "../lib/kept-plan-statements.ts";
 import { signedCheckoutEvent } from "./checkout-event.ts";
 
 const databaseUrl = process.env.DATABASE_URL;

@@ -3,7 +3,7 @@
  * (`lib/db/kept-plan.ts`), as a migration holds them. When a kept statement changes in TypeScript,
  * `test/node/kept-plans.test.ts` fails until a new migration carries its definition from here.
  */
-import { keptPlanStatements } from "../lib/tracking/kept-plan-statements.ts";
+import { keptPlanStatements } from "../lib/kept-plan-statements.ts";
 
 const names = process.argv.slice(2);
 const chosen = keptPlanStatements.filter((s) => names.length === 0 || names.includes(s.functionName));

@@ -93,15 +93,16 @@ export function keptPlanStatement<const Names extends readonly string[]>(
       ? `TABLE (${returns.map(([column, type]) => `${column} ${type}`).join(", ")})`
       : "void";
 
+  const types = names.map((name: Names[number]) => parameterTypes[name]);
   return {
     functionName,
-    parameterTypes: names.map((name: Names[number]) => parameterTypes[name]),
+    parameterTypes: types,
     call,
     callText: () => `select * from ${functionName}(${names.map((_, i) => `$${i + 1}`).join(", ")})`,
     body: bodyText,
     source,
     definition: () =>
-      `CREATE OR REPLACE FUNCTION ${functionName}(${names.map((name: Names[number]) => parameterTypes[name]).join(", ")})\n` +
+      `CREATE OR REPLACE FUNCTION ${functionName}(${types.join(", ")})\n` +
       `RETURNS ${result}\n` +
       `LANGUAGE plpgsql SET ${GENERIC_PLANS} AS ${SOURCE_QUOTE}${source()}${SOURCE_QUOTE};`,
   };

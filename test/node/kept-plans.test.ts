@@ -11,7 +11,7 @@ import { drizzle } from "drizzle-orm/pglite";
 import { migrate } from "drizzle-orm/pglite/migrator";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GENERIC_PLANS, keptPlanStatement } from "../../lib/db/kept-plan.ts";
-import { keptPlanStatements } from "../../lib/tracking/kept-plan-statements.ts";
+import { keptPlanStatements } from "../../lib/kept-plan-statements.ts";
 
 const dialect = new PgDialect();
 

@@ -1,5 +1,5 @@
-import type { KeptPlanStatement } from "../db/kept-plan.ts";
-import { readinessFactsStatement } from "../readiness/readiness-store.ts";
+import type { KeptPlanStatement } from "./db/kept-plan.ts";
+import { readinessFactsStatement } from "./readiness/readiness-store.ts";
 import {
   deductionStatements,
   refundCommissionStatement,
@@ -8,11 +8,11 @@ import {
   refundRowIdStatement,
   refundSaleStatement,
   refundWebhookStatement,
-} from "../refunds/refund-store.ts";
-import { leadWebhook } from "../webhooks/outbox-statements.ts";
-import { clickStatement } from "./click/click-store.ts";
-import { leadEventInserts, leadFactsStatement } from "./lead/lead-store.ts";
-import { saleFactsStatement, saleInserts, saleWebhooks, writtenIds } from "./sale/sale-store.ts";
+} from "./refunds/refund-store.ts";
+import { clickStatement } from "./tracking/click/click-store.ts";
+import { leadEventInserts, leadFactsStatement } from "./tracking/lead/lead-store.ts";
+import { saleFactsStatement, saleInserts, saleWebhooks, writtenIds } from "./tracking/sale/sale-store.ts";
+import { leadWebhook } from "./webhooks/outbox-statements.ts";
 
 /**
  * Every statement run as a PL/pgSQL function (`keptPlanStatement`): the migrations must define each exactly
