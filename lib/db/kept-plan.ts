@@ -27,6 +27,8 @@ export interface KeptPlanStatement<Names extends readonly string[]> {
   callText(): string;
   /** The function's parameter types, in order (`npm run plans` prepares the body with them). */
   readonly parameterTypes: readonly string[];
+  /** The types of the function's result columns, in order (none for `RETURNS void`). */
+  readonly resultTypes: readonly string[];
   /** The statement as the function runs it: `$k` is the function's k-th parameter (the k-th name). */
   body(): string;
   /** The function's source: what `prosrc` holds once a migration ran `definition()`. */
@@ -44,7 +46,9 @@ export interface KeptPlanSpec<Names extends readonly string[]> {
   parameterTypes: { [Name in Names[number]]: string };
   /**
    * The statement's result columns and their types, in order (the function's `RETURNS TABLE`); none for a
-   * statement that returns no rows (`RETURNS void`: the call answers one row, which callers ignore).
+   * statement that returns no rows (`RETURNS void`: the call answers one row, which callers ignore). Written
+   * by hand: PostgreSQL checks them against the statement only when the function runs, so the test prepares
+   * each body on the migrated schema and compares its result types with these.
    */
   returns: readonly (readonly [column: string, type: string])[];
   /** The statement, built once from a placeholder per name (as `preparedSql`'s `build`). */
@@ -77,7 +81,10 @@ export function keptPlanStatement<const Names extends readonly string[]>(
       const { pieces, order } = render(names, build);
       body = pieces[0]?.value.join("") ?? "";
       for (let i = 0; i < order.length; i++) {
-        body += `$${names.indexOf(order[i] as Names[number]) + 1}${pieces[i + 1]?.value.join("") ?? ""}`;
+        const position = names.indexOf(order[i] as Names[number]);
+        // A value written into `build` instead of a placeholder: the function would hold `$0`.
+        if (position < 0) throw new Error(`${functionName}: parameter ${i + 1} is not a named placeholder`);
+        body += `$${position + 1}${pieces[i + 1]?.value.join("") ?? ""}`;
       }
       body = body.trim();
       if (body.includes(SOURCE_QUOTE)) throw new Error(`${SOURCE_QUOTE} in ${functionName}'s statement`);
@@ -97,6 +104,7 @@ export function keptPlanStatement<const Names extends readonly string[]>(
   return {
     functionName,
     parameterTypes: types,
+    resultTypes: returns.map(([, type]) => type),
     call,
     callText: () => `select * from ${functionName}(${names.map((_, i) => `$${i + 1}`).join(", ")})`,
     body: bodyText,

@@ -28,6 +28,22 @@ describe("the migrations define every kept-plan statement as its TypeScript says
   });
 
   for (const statement of keptPlanStatements) {
+    // PostgreSQL checks a function's result types against its statement only when it runs: a later
+    // migration changing a column's type would otherwise pass the comparison of texts below.
+    it(`${statement.functionName}: the body's result types are the declared ones, on the migrated schema`, async () => {
+      const name = `kept_${statement.functionName}`;
+      await db.query(`prepare ${name} (${statement.parameterTypes.join(", ")}) as ${statement.body()}`);
+      try {
+        const { rows } = await db.query<{ result: string[] | null }>(
+          "select result_types::text[] as result from pg_prepared_statements where name = $1",
+          [name],
+        );
+        expect(rows[0]?.result ?? []).toEqual(statement.resultTypes);
+      } finally {
+        await db.query(`deallocate ${name}`);
+      }
+    });
+
     it(`${statement.functionName}: source, parameters and result as migrated`, async () => {
       const { rows } = await db.query<{ source: string; args: string; result: string; config: string[] }>(
         `select prosrc as source, pg_get_function_arguments(oid) as args, pg_get_function_result(oid) as result,
@@ -111,6 +127,17 @@ describe("keptPlanStatement", () => {
     } finally {
       await db.close();
     }
+  });
+
+  it("refuses a statement holding a value instead of a placeholder", () => {
+    const withValue = keptPlanStatement({
+      functionName: "kept_plan_value_probe",
+      names: ["id"],
+      parameterTypes: { id: "integer" },
+      returns: [],
+      build: (q) => sql`select ${q.id}::int, ${"fixed"}::text`,
+    });
+    expect(() => withValue.body()).toThrow("kept_plan_value_probe: parameter 2 is not a named placeholder");
   });
 
   it("refuses a function name that would need quoting", () => {
