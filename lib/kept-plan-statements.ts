@@ -10,7 +10,7 @@ import {
   refundWebhookStatement,
 } from "./refunds/refund-store.ts";
 import { clickStatement } from "./tracking/click/click-store.ts";
-import { leadEventInserts, leadFactsStatement } from "./tracking/lead/lead-store.ts";
+import { leadEventInserts, leadFactsStatement, provisionalGuard } from "./tracking/lead/lead-store.ts";
 import { saleFactsStatement, saleInserts, saleWebhooks, writtenIds } from "./tracking/sale/sale-store.ts";
 import { leadWebhook } from "./webhooks/outbox-statements.ts";
 
@@ -26,6 +26,7 @@ export const keptPlanStatements: readonly KeptPlanStatement<readonly string[]>[]
   leadEventInserts.existing,
   leadEventInserts.created,
   leadWebhook,
+  provisionalGuard,
   saleInserts.none,
   saleInserts.update,
   saleInserts.create,

@@ -12,7 +12,6 @@ import { apiKeyRecordFromRow, apiKeyRecordQuery } from "../../auth/program-key.t
 import type { Database } from "../../db/client.ts";
 import { columnList, columnName, fromDriver } from "../../db/columns.ts";
 import { keptPlanStatement } from "../../db/kept-plan.ts";
-import { preparedSql } from "../../db/prepared-sql.ts";
 import type { DeviceHashes } from "../../fraud/device-hash.ts";
 import { leadWebhookStatement } from "../../webhooks/outbox-statements.ts";
 import { customerByClick } from "../customer-by-click.ts";
@@ -283,16 +282,25 @@ function leadEventInsert(e: LeadEventRow, customer: LeadEventCustomer, device: D
   return leadEventInserts.none.call(values);
 }
 
-/** A provisional lead is written only while no customer of its click or key has become a lead. */
-const provisionalGuard = preparedSql(["programId", "clickId", "customerKey"], (u) => {
-  const t = customers;
-  return sql`
+/**
+ * A provisional lead is written only while no customer of its click or key has become a lead. Run as the
+ * PL/pgSQL function `guard_provisional_lead` (`keptPlanStatement`, migration 0036).
+ */
+export const provisionalGuard = keptPlanStatement({
+  functionName: "guard_provisional_lead",
+  names: ["programId", "clickId", "customerKey"],
+  parameterTypes: { programId: "integer", clickId: "text", customerKey: "text" },
+  returns: [["ok", "boolean"]],
+  build: (u) => {
+    const t = customers;
+    return sql`
     select guard(not exists (
       select 1 from ${t}
       where ${t.programId} = ${u.programId}::int
         and ${t.status} <> 'clicked'
         and (${t.clickId} = ${u.clickId}::text or ${t.customerKey} = ${u.customerKey}::text)
     ), 'lead-provisional-customer-unchanged')`;
+  },
 });
 
 /**
@@ -324,7 +332,7 @@ export async function writeLead(
     const u = write.unchanged;
     const [, inserted] = await db.batch([
       db.execute(
-        provisionalGuard({ programId: u.programId, clickId: u.clickId, customerKey: u.customerKey }),
+        provisionalGuard.call({ programId: u.programId, clickId: u.clickId, customerKey: u.customerKey }),
       ),
       db.execute(leadEventInsert(e, { kind: "none" }, device)),
       db.execute(leadWebhook),
