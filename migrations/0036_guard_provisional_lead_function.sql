@@ -8,11 +8,15 @@ LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan AS $kept$
 #variable_conflict use_column
 BEGIN
   RETURN QUERY
-select guard(not exists (
-      select 1 from "customers"
-      where "customers"."program_id" = $1::int
-        and "customers"."status" <> 'clicked'
-        and ("customers"."click_id" = $2::text or "customers"."customer_key" = $3::text)
-    ), 'lead-provisional-customer-unchanged');
+select guard(
+      not exists (
+        select 1 from "customers"
+        where "customers"."program_id" = $1::int and "customers"."click_id" = $2::text
+          and "customers"."status" <> 'clicked')
+      and not exists (
+        select 1 from "customers"
+        where "customers"."program_id" = $1::int and "customers"."customer_key" = $3::text
+          and "customers"."status" <> 'clicked'),
+      'lead-provisional-customer-unchanged');
 END;
 $kept$;

@@ -284,7 +284,9 @@ function leadEventInsert(e: LeadEventRow, customer: LeadEventCustomer, device: D
 
 /**
  * A provisional lead is written only while no customer of its click or key has become a lead. Run as the
- * PL/pgSQL function `guard_provisional_lead` (`keptPlanStatement`, migration 0036).
+ * PL/pgSQL function `guard_provisional_lead` (`keptPlanStatement`, migration 0036). One `not exists` per
+ * way of naming the customer: a generic plan cannot drop a null key's arm of an `or`, and for the `or` it
+ * walked every customer of the program.
  */
 export const provisionalGuard = keptPlanStatement({
   functionName: "guard_provisional_lead",
@@ -294,12 +296,16 @@ export const provisionalGuard = keptPlanStatement({
   build: (u) => {
     const t = customers;
     return sql`
-    select guard(not exists (
-      select 1 from ${t}
-      where ${t.programId} = ${u.programId}::int
-        and ${t.status} <> 'clicked'
-        and (${t.clickId} = ${u.clickId}::text or ${t.customerKey} = ${u.customerKey}::text)
-    ), 'lead-provisional-customer-unchanged')`;
+    select guard(
+      not exists (
+        select 1 from ${t}
+        where ${t.programId} = ${u.programId}::int and ${t.clickId} = ${u.clickId}::text
+          and ${t.status} <> 'clicked')
+      and not exists (
+        select 1 from ${t}
+        where ${t.programId} = ${u.programId}::int and ${t.customerKey} = ${u.customerKey}::text
+          and ${t.status} <> 'clicked'),
+      'lead-provisional-customer-unchanged')`;
   },
 });
 
