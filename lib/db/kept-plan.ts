@@ -65,14 +65,12 @@ export function keptPlanStatement<const Names extends readonly string[]>(
   const { functionName, names, parameterTypes, returns, build } = spec;
   if (!/^[a-z_][a-z0-9_]*$/.test(functionName)) throw new Error(`function name ${functionName}`);
 
-  const call = preparedSql(
-    names,
-    (q) =>
-      sql`select * from ${sql.raw(functionName)}(${sql.join(
-        names.map((name: Names[number]) => q[name]),
-        sql`, `,
-      )})`,
-  );
+  const buildCall = (q: { [Name in Names[number]]: Placeholder<Name> }) =>
+    sql`select * from ${sql.raw(functionName)}(${sql.join(
+      names.map((name: Names[number]) => q[name]),
+      sql`, `,
+    )})`;
+  const call = preparedSql(names, buildCall);
 
   let body: string | undefined;
   const bodyText = (): string => {
@@ -106,7 +104,7 @@ export function keptPlanStatement<const Names extends readonly string[]>(
     parameterTypes: types,
     resultTypes: returns.map(([, type]) => type),
     call,
-    callText: () => `select * from ${functionName}(${names.map((_, i) => `$${i + 1}`).join(", ")})`,
+    callText: () => render(names, buildCall).text,
     body: bodyText,
     source,
     definition: () =>
