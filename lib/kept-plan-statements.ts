@@ -11,7 +11,14 @@ import {
 } from "./refunds/refund-store.ts";
 import { clickStatement } from "./tracking/click/click-store.ts";
 import { leadEventInserts, leadFactsStatement, provisionalGuard } from "./tracking/lead/lead-store.ts";
-import { saleFactsStatement, saleInserts, saleWebhooks, writtenIds } from "./tracking/sale/sale-store.ts";
+import {
+  customerWrites,
+  paymentIdsClaim,
+  paymentIdsLink,
+  saleFactsStatement,
+  saleInserts,
+  saleWebhooksAndIds,
+} from "./tracking/sale/sale-store.ts";
 import { leadWebhook } from "./webhooks/outbox-statements.ts";
 
 /**
@@ -30,8 +37,11 @@ export const keptPlanStatements: readonly KeptPlanStatement<readonly string[]>[]
   saleInserts.none,
   saleInserts.update,
   saleInserts.create,
-  saleWebhooks,
-  writtenIds,
+  paymentIdsClaim,
+  customerWrites.create,
+  customerWrites.update,
+  paymentIdsLink,
+  saleWebhooksAndIds,
   refundFactsStatement,
   refundSaleStatement,
   refundInsertStatement,

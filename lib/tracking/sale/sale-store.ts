@@ -11,8 +11,6 @@ import { commissionInsertStatements } from "../../commissions/credit.ts";
 import type { Database } from "../../db/client.ts";
 import { columnList, columnName, fromDriver, fromDriverOrNull } from "../../db/columns.ts";
 import { keptPlanStatement } from "../../db/kept-plan.ts";
-import { textList } from "../../db/sql-lists.ts";
-import { paymentIdsInsert } from "../../sales/payment-ids-insert.ts";
 import { type PaymentNamespace, paymentNamespace } from "../../sales/payment-namespace.ts";
 import { saleWebhooksStatement } from "../../webhooks/outbox-statements.ts";
 import { customerByClick } from "../customer-by-click.ts";
@@ -230,13 +228,41 @@ function customerIdExpression(decision: Recorded): SQL {
   return customerByClick(c.programId, c.clickId);
 }
 
-function customerStatement(decision: Recorded, now: string): SQL | null {
-  const c = decision.customer;
-  const t = customers;
-  const firstCommissionAt = decision.commission ? now : null;
-  if (c.kind === "create") {
-    const signedUpAt = c.signedUpAt?.toISOString() ?? null;
-    return sql`
+// The sale's customer, created from its click or converted, each run as a PL/pgSQL function
+// (`keptPlanStatement`, migration 0037): planned once per connection instead of on every sale.
+export const customerWrites = {
+  create: keptPlanStatement({
+    functionName: "create_converted_customer",
+    names: [
+      "programId",
+      "partnerId",
+      "clickId",
+      "clickedAt",
+      "customerKey",
+      "emailHash",
+      "emailMasked",
+      "providerCustomerId",
+      "signedUpAt",
+      "firstCommissionAt",
+      "now",
+    ],
+    parameterTypes: {
+      programId: "integer",
+      partnerId: "integer",
+      clickId: "text",
+      clickedAt: "timestamp with time zone",
+      customerKey: "text",
+      emailHash: "text",
+      emailMasked: "text",
+      providerCustomerId: "text",
+      signedUpAt: "timestamp with time zone",
+      firstCommissionAt: "timestamp with time zone",
+      now: "timestamp with time zone",
+    },
+    returns: [["created", "boolean"]],
+    build: (v) => {
+      const t = customers;
+      return sql`
       with created as (
         insert into ${t} (${columnList(
           t.programId,
@@ -254,37 +280,86 @@ function customerStatement(decision: Recorded, now: string): SQL | null {
           t.createdAt,
           t.updatedAt,
         )})
-        values (${c.programId}::int, ${c.partnerId}::int, ${c.clickId}, ${c.clickedAt.toISOString()}::timestamptz,
-                'converted', ${c.customerKey ?? null}::text, ${c.email?.hash ?? null}::text,
-                ${c.email?.masked ?? null}::text, ${c.providerCustomerId ?? null}::text,
-                ${signedUpAt}::timestamptz, ${now}::timestamptz, ${firstCommissionAt}::timestamptz,
-                ${now}::timestamptz, ${now}::timestamptz)
+        values (${v.programId}::int, ${v.partnerId}::int, ${v.clickId}::text, ${v.clickedAt}::timestamptz,
+                'converted', ${v.customerKey}::text, ${v.emailHash}::text, ${v.emailMasked}::text,
+                ${v.providerCustomerId}::text, ${v.signedUpAt}::timestamptz, ${v.now}::timestamptz,
+                ${v.firstCommissionAt}::timestamptz, ${v.now}::timestamptz, ${v.now}::timestamptz)
         on conflict do nothing
         returning ${t.id})
-      select guard(exists (select 1 from created), 'customer created meanwhile')`;
-  }
-  if (c.kind === "update") {
+      select guard(exists (select 1 from created), 'customer created meanwhile') as created`;
+    },
+  }),
+  update: keptPlanStatement({
+    functionName: "convert_customer",
+    names: [
+      "id",
+      "expectedFirstCommissionAt",
+      "firstCommissionAt",
+      "providerCustomerId",
+      "emailHash",
+      "emailMasked",
+      "now",
+    ],
+    parameterTypes: {
+      id: "bigint",
+      expectedFirstCommissionAt: "timestamp with time zone",
+      firstCommissionAt: "timestamp with time zone",
+      providerCustomerId: "text",
+      emailHash: "text",
+      emailMasked: "text",
+      now: "timestamp with time zone",
+    },
+    returns: [["converted", "boolean"]],
     // Guarded on what the rules saw: a concurrent sale that paid the first commission meanwhile aborts
     // this batch, and the retry re-decides (a one-time commission is then not paid twice). Compared at the
     // millisecond precision the rules read it with.
-    const expected = c.expectedFirstCommissionAt?.toISOString() ?? null;
-    return sql`
+    build: (v) => {
+      const t = customers;
+      return sql`
       with updated as (
         update ${t}
         set ${columnName(t.status)} = 'converted',
-            ${columnName(t.firstConvertedAt)} = coalesce(${t.firstConvertedAt}, ${now}::timestamptz),
-            ${columnName(t.firstCommissionAt)} = coalesce(${t.firstCommissionAt}, ${firstCommissionAt}::timestamptz),
-            ${columnName(t.providerCustomerId)} = coalesce(${t.providerCustomerId}, ${c.providerCustomerId ?? null}::text),
-            ${columnName(t.emailHash)} = coalesce(${t.emailHash}, ${c.email?.hash ?? null}::text),
+            ${columnName(t.firstConvertedAt)} = coalesce(${t.firstConvertedAt}, ${v.now}::timestamptz),
+            ${columnName(t.firstCommissionAt)} = coalesce(${t.firstCommissionAt}, ${v.firstCommissionAt}::timestamptz),
+            ${columnName(t.providerCustomerId)} = coalesce(${t.providerCustomerId}, ${v.providerCustomerId}::text),
+            ${columnName(t.emailHash)} = coalesce(${t.emailHash}, ${v.emailHash}::text),
             ${columnName(t.emailMasked)} =
-              case when ${t.emailHash} is null then ${c.email?.masked ?? null}::text else ${t.emailMasked} end,
-            ${columnName(t.updatedAt)} = ${now}::timestamptz
-        where ${t.id} = ${c.id}::bigint
-          and date_trunc('milliseconds', ${t.firstCommissionAt}) is not distinct from ${expected}::timestamptz
+              case when ${t.emailHash} is null then ${v.emailMasked}::text else ${t.emailMasked} end,
+            ${columnName(t.updatedAt)} = ${v.now}::timestamptz
+        where ${t.id} = ${v.id}::bigint
+          and date_trunc('milliseconds', ${t.firstCommissionAt}) is not distinct from ${v.expectedFirstCommissionAt}::timestamptz
         returning ${t.id})
-      select guard(exists (select 1 from updated), 'customer changed meanwhile')`;
+      select guard(exists (select 1 from updated), 'customer changed meanwhile') as converted`;
+    },
+  }),
+};
+
+function customerStatement(decision: Recorded, now: string): SQL | null {
+  const c = decision.customer;
+  if (c.kind === "none") return null;
+  const common = {
+    emailHash: c.email?.hash ?? null,
+    emailMasked: c.email?.masked ?? null,
+    providerCustomerId: c.providerCustomerId ?? null,
+    firstCommissionAt: decision.commission ? now : null,
+    now,
+  };
+  if (c.kind === "create") {
+    return customerWrites.create.call({
+      ...common,
+      programId: c.programId,
+      partnerId: c.partnerId,
+      clickId: c.clickId,
+      clickedAt: c.clickedAt.toISOString(),
+      customerKey: c.customerKey ?? null,
+      signedUpAt: c.signedUpAt?.toISOString() ?? null,
+    });
   }
-  return null;
+  return customerWrites.update.call({
+    ...common,
+    id: c.id,
+    expectedFirstCommissionAt: c.expectedFirstCommissionAt?.toISOString() ?? null,
+  });
 }
 
 /** A payment settles the open provisional leads of the customer's click (spec section 3, Lead). */
@@ -465,70 +540,89 @@ function saleKeyOf(processorEventId: string | Placeholder, namespace: string | P
   return sql`${s.processorEventId} = ${processorEventId}::text and ${s.idNamespace} = ${namespace}::text`;
 }
 
-// The sale write's last two statements, run as PL/pgSQL functions (`keptPlanStatement`, migration 0029).
-export const saleWebhooks = keptPlanStatement({
-  functionName: "enqueue_sale_webhooks",
+/** The payment's ids as a text array, from the JSON array the worker sends (one parameter, any length). */
+function idArray(ids: Placeholder): SQL {
+  return sql`array(select json_array_elements_text(${ids}::json))`;
+}
+
+/**
+ * Every id of the payment (`ids`, a JSON array of text) into the one ids index, not linked yet, FIRST in the
+ * transaction: a concurrent writer of one of these ids (a sale, or a provider alias) waits here for the other
+ * to commit, and then fails the guard of `paymentIdsLink`. An id already there (an alias kept unlinked) is
+ * left as it is, and linked there. A PL/pgSQL function (`keptPlanStatement`, migration 0037).
+ */
+export const paymentIdsClaim = keptPlanStatement({
+  functionName: "claim_payment_ids",
+  names: ["programId", "namespace", "paymentId", "ids"],
+  parameterTypes: { programId: "integer", namespace: "text", paymentId: "text", ids: "json" },
+  returns: [],
+  build: (v) => {
+    const t = paymentAliases;
+    return sql`
+      insert into ${t} (${columnName(t.programId)}, ${columnName(t.namespace)}, ${columnName(t.alias)},
+                        ${columnName(t.paymentId)}, ${columnName(t.saleId)})
+      select ${v.programId}::int, ${v.namespace}::text, id.alias, ${v.paymentId}::text, null::bigint
+      from json_array_elements_text(${v.ids}::json) id(alias)
+      on conflict (${columnName(t.namespace)}, ${columnName(t.alias)}) do nothing`;
+  },
+});
+
+/**
+ * The payment's ids (and aliases recorded unlinked before this sale existed) now point to the sale, guarded:
+ * every row naming one of the ids must be one this statement linked. A row linked to a sale already (written
+ * since the read) fails the guard, and so does one another transaction linked while this one waited for its
+ * row lock (the update skips it; `matching`, read before the wait, still holds it): the batch aborts and the
+ * retry's read answers the duplicate. Last of the ids' statements: the sale must exist. A PL/pgSQL function
+ * (`keptPlanStatement`, migration 0037). The rows are found by one lookup per index, not by one `or` of both:
+ * the generic plan of the `or` read every row of the namespace (EXPLAIN on the bench database).
+ */
+export const paymentIdsLink = keptPlanStatement({
+  functionName: "link_payment_ids",
+  names: ["processorEventId", "namespace", "ids"],
+  parameterTypes: { processorEventId: "text", namespace: "text", ids: "json" },
+  returns: [["linked", "boolean"]],
+  build: (v) => {
+    const t = paymentAliases;
+    const a = alias(paymentAliases, "a");
+    return sql`
+      with matching as (
+        select ${a.id} from ${paymentAliases} ${a}
+        where ${a.namespace} = ${v.namespace}::text and ${a.alias} = any(${idArray(v.ids)})
+        union
+        select ${a.id} from ${paymentAliases} ${a}
+        where ${a.namespace} = ${v.namespace}::text and ${a.paymentId} = any(${idArray(v.ids)})),
+      linked_now as (
+        update ${t}
+        set ${columnName(t.saleId)} = (select ${s.id} from ${saleEvents} ${s} where ${saleKeyOf(v.processorEventId, v.namespace)})
+        where ${t.id} in (select id from matching) and ${t.saleId} is null
+        returning ${t.id})
+      select guard(not exists (select 1 from matching
+                               where not exists (select 1 from linked_now where linked_now.id = matching.id)),
+                   'payment recorded meanwhile') as linked`;
+  },
+});
+
+/**
+ * The sale write's last statement: the sale's webhooks (`sale.created`, and `commission.created` when the
+ * batch wrote a commission) into the outbox, and the ids written. A PL/pgSQL function (`keptPlanStatement`,
+ * migration 0037); the subquery runs once, before the row is returned.
+ */
+export const saleWebhooksAndIds = keptPlanStatement({
+  functionName: "enqueue_sale_webhooks_returning_ids",
   names: ["processorEventId", "namespace", "at"],
   parameterTypes: { processorEventId: "text", namespace: "text", at: "timestamp with time zone" },
-  returns: [["enqueued", "integer"]],
-  build: (p) => saleWebhooksStatement(saleKeyOf(p.processorEventId, p.namespace), p.at),
-});
-export const writtenIds = keptPlanStatement({
-  functionName: "read_written_sale_ids",
-  names: ["processorEventId", "namespace"],
-  parameterTypes: { processorEventId: "text", namespace: "text" },
   returns: [
     ["sale_id", "bigint"],
     ["commission_id", "bigint"],
+    ["enqueued", "integer"],
   ],
   build: (p) => sql`
-      select ${s.id} as sale_id, ${commissions.id} as commission_id
+      select ${s.id} as sale_id, ${commissions.id} as commission_id,
+             (select count(*)::int from (
+                ${saleWebhooksStatement(saleKeyOf(p.processorEventId, p.namespace), p.at)}) w) as enqueued
       from ${saleEvents} ${s} left join ${commissions} on ${commissions.saleId} = ${s.id}
       where ${saleKeyOf(p.processorEventId, p.namespace)}`,
 });
-
-/**
- * Every id of the payment into the one ids index, not linked yet, FIRST in the transaction: a concurrent
- * writer of one of these ids (a sale, or a provider alias) waits here for the other to commit and then
- * fails the guard below. An id already there (an alias kept unlinked) is left as it is, and linked below.
- */
-function idsInsert(decision: Recorded, ids: readonly string[]): SQL {
-  const ns = namespaceOf(decision);
-  const rows = ids.map((alias) => ({
-    programId: decision.sale.programId,
-    namespace: ns,
-    alias,
-    paymentId: decision.sale.processorEventId,
-    saleId: null,
-  }));
-  const t = paymentAliases;
-  return sql`
-    ${paymentIdsInsert(rows)}
-    on conflict (${columnName(t.namespace)}, ${columnName(t.alias)}) do nothing`;
-}
-
-/**
- * None of the payment's ids may already name a recorded sale (read before, but one may have been written
- * since): the batch aborts and the retry's read answers the duplicate.
- */
-function idsGuard(decision: Recorded, ids: readonly string[]): SQL {
-  const t = paymentAliases;
-  return sql`
-    select guard(not exists (select 1 from ${t}
-                             where ${t.namespace} = ${namespaceOf(decision)}::text
-                               and (${t.alias} in ${textList(ids)} or ${t.paymentId} in ${textList(ids)})
-                               and ${t.saleId} is not null), 'payment recorded meanwhile')`;
-}
-
-/** The payment's ids (and aliases recorded unlinked before this sale existed) now point to it. */
-function linkIdsStatement(decision: Recorded, ids: readonly string[]): SQL {
-  const t = paymentAliases;
-  return sql`
-    update ${t}
-    set ${columnName(t.saleId)} = (select ${s.id} from ${saleEvents} ${s} where ${saleKey(decision)})
-    where ${t.namespace} = ${namespaceOf(decision)}::text
-      and (${t.alias} in ${textList(ids)} or ${t.paymentId} in ${textList(ids)}) and ${t.saleId} is null`;
-}
 
 /**
  * Writes the decided sale in ONE transaction (one round trip): the payment's ids (its own and `aliases`) in
@@ -545,28 +639,31 @@ export async function writeSale(
   const at = now.toISOString();
   const withCommission = options.withCommission ?? true;
   const aliases = (options.aliases ?? []).filter((a) => a !== decision.sale.processorEventId);
-  const paymentIds = [decision.sale.processorEventId, ...aliases];
+  const ids = JSON.stringify([decision.sale.processorEventId, ...aliases]);
   const needsCommission = !withCommission && decision.commission !== null;
-  const saleIdentity = { processorEventId: decision.sale.processorEventId, namespace: namespaceOf(decision) };
+  const sale = { processorEventId: decision.sale.processorEventId, namespace: namespaceOf(decision) };
   const statements: SQL[] = [
-    idsInsert(decision, paymentIds),
-    idsGuard(decision, paymentIds),
+    paymentIdsClaim.call({
+      programId: decision.sale.programId,
+      namespace: sale.namespace,
+      paymentId: sale.processorEventId,
+      ids,
+    }),
     ...[customerStatement(decision, at), settleProvisionalStatement(decision, at)].filter(
       (s): s is SQL => s !== null,
     ),
     saleInsert(decision, at, needsCommission),
-    linkIdsStatement(decision, paymentIds),
+    paymentIdsLink.call({ ...sale, ids }),
     ...(withCommission ? commissionStatements(decision, now) : []),
-    saleWebhooks.call({ ...saleIdentity, at }),
-    writtenIds.call(saleIdentity),
+    saleWebhooksAndIds.call({ ...sale, at }),
   ];
   const results = await db.batch(
     statements.map((statement) => db.execute(statement)) as [ReturnType<Database["execute"]>],
   );
-  const ids = results[results.length - 1]?.rows[0];
-  if (!ids) throw new Error("sale write returned no ids");
+  const written = results[results.length - 1]?.rows[0];
+  if (!written) throw new Error("sale write returned no ids");
   return {
-    saleId: fromDriver(s.id, ids.sale_id),
-    commissionId: fromDriverOrNull(commissions.id, ids.commission_id),
+    saleId: fromDriver(s.id, written.sale_id),
+    commissionId: fromDriverOrNull(commissions.id, written.commission_id),
   };
 }

@@ -1,0 +1,100 @@
+import { sql } from "drizzle-orm";
+import { describe, expect, it } from "vitest";
+import { paymentIdsClaim, paymentIdsLink, saleInserts } from "../../lib/tracking/sale/sale-store.ts";
+import { createProgram, db } from "./harness.ts";
+import { salesOf, txn } from "./sale-harness.ts";
+
+/**
+ * The ids statements of a sale's write (claim, sale row, link with its guard), as `writeSale` sends them, in
+ * one transaction that sleeps `afterClaim` seconds after the claim and `beforeCommit` seconds at its end.
+ */
+function writeSale(
+  programId: number,
+  paymentId: string,
+  ids: string[],
+  hold: { afterClaim: number; beforeCommit: number },
+) {
+  const payment = { namespace: "live", ids: JSON.stringify(ids) };
+  const now = new Date().toISOString();
+  return db.batch([
+    db.execute(paymentIdsClaim.call({ ...payment, programId, paymentId })),
+    db.execute(sql`select pg_sleep(${hold.afterClaim}::float8)`),
+    db.execute(
+      saleInserts.none.call({
+        processorEventId: paymentId,
+        programId,
+        partnerId: null,
+        amountCents: 1000,
+        taxCents: 0,
+        currency: "USD",
+        saleType: "payment",
+        lineItems: null,
+        isRecurring: false,
+        subscriptionId: null,
+        subscriptionInterval: null,
+        productId: null,
+        occurredAt: null,
+        provider: null,
+        providerPaymentId: null,
+        livemode: true,
+        source: "api",
+        needsCommission: false,
+        isTest: false,
+        now,
+      }),
+    ),
+    db.execute(paymentIdsLink.call({ ...payment, processorEventId: paymentId })),
+    db.execute(sql`select pg_sleep(${hold.beforeCommit}::float8)`),
+  ]);
+}
+
+const sleep = (seconds: number) => new Promise((resolve) => setTimeout(resolve, seconds * 1000));
+
+/** Two sales of one payment (two ids, one shared, kept unlinked before either, as provider aliases are). */
+async function twoSalesOfOnePayment() {
+  const p = await createProgram();
+  const [first, second, shared] = [txn(), txn(), txn()];
+  await db.execute(sql`
+    insert into payment_aliases (program_id, namespace, alias, payment_id, sale_id)
+    values (${p.programId}, 'live', ${shared}, ${first}, null)`);
+  const linkedAliases = async () =>
+    (
+      await db.execute<{ alias: string }>(sql`
+        select alias from payment_aliases where program_id = ${p.programId} and sale_id is not null`)
+    ).rows
+      .map((row) => row.alias)
+      .sort();
+  return { p, first, second, shared, linkedAliases };
+}
+
+// Needs a real multi-connection PostgreSQL (PGlite is one session): runs when DATABASE_URL is set. Neither
+// claim waits here (the shared id's row is there already), so only the link's guard can tell.
+describe("two sales of one payment linking the same id at once (PostgreSQL)", () => {
+  it("the second waits at the link for the first's row, then fails its guard: one sale", async () => {
+    const { p, first, second, shared, linkedAliases } = await twoSalesOfOnePayment();
+    // first: claim at 0, link at 0.4 (locks the shared row), commit at 1.0;
+    // second: claim at 0.2, link at 0.6, waits for the first to commit, then finds the row linked.
+    const firstWrite = writeSale(p.programId, first, [first, shared], { afterClaim: 0.4, beforeCommit: 0.6 });
+    await sleep(0.2);
+    const secondWrite = writeSale(p.programId, second, [second, shared], {
+      afterClaim: 0.4,
+      beforeCommit: 0,
+    });
+
+    await expect(firstWrite).resolves.toBeDefined();
+    await expect(secondWrite).rejects.toThrow("guard failed: payment recorded meanwhile");
+    expect((await salesOf(p.programId)).map((s) => s.processorEventId)).toEqual([first]);
+    expect(await linkedAliases()).toEqual([first, shared].sort());
+  });
+
+  it("the other sale links the shared id and commits while this one writes: this one fails", async () => {
+    const { p, first, second, shared, linkedAliases } = await twoSalesOfOnePayment();
+    const firstWrite = writeSale(p.programId, first, [first, shared], { afterClaim: 0.6, beforeCommit: 0 });
+    await sleep(0.2);
+    await writeSale(p.programId, second, [second, shared], { afterClaim: 0, beforeCommit: 0 });
+
+    await expect(firstWrite).rejects.toThrow("guard failed: payment recorded meanwhile");
+    expect((await salesOf(p.programId)).map((s) => s.processorEventId)).toEqual([second]);
+    expect(await linkedAliases()).toEqual([second, shared].sort());
+  });
+});
