@@ -4,6 +4,8 @@
 --   create_converted_customer, convert_customer: the sale's customer, created from its click or converted;
 --   link_payment_ids: the ids linked to the sale, with the guard that was a statement of its own (and that
 --     now also fails when another transaction linked one of the ids while this one waited for its row);
+--   insert_sale_commission, credit_sale_commission: the commission and, approved at once, its credit (the
+--     ledger row, the balance and credited_at, one statement where three were);
 --   enqueue_sale_webhooks_returning_ids: the sale's webhooks and the ids written, one statement where two were.
 -- enqueue_sale_webhooks and read_written_sale_ids are no longer called; they stay for workers deployed before
 -- this migration, until a later migration drops them.
@@ -81,6 +83,46 @@ with matching as (
       select guard(not exists (select 1 from matching
                                where not exists (select 1 from linked_now where linked_now.id = matching.id)),
                    'payment recorded meanwhile') as linked;
+END;
+$kept$;
+--> statement-breakpoint
+CREATE OR REPLACE FUNCTION insert_sale_commission(text, text, bigint, text, text, timestamp with time zone, timestamp with time zone, timestamp with time zone)
+RETURNS void
+LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan AS $kept$
+#variable_conflict use_column
+BEGIN
+insert into "commissions" ("sale_id", "program_id", "partner_id", "customer_id", "amount_cents", "currency", "status", "hold_until", "approved_at", "created_at", "updated_at")
+      select "s"."id", "s"."program_id", "s"."partner_id", "s"."customer_id", $3::bigint, $4::text,
+             $5::text, $6::timestamptz, $7::timestamptz, $8::timestamptz,
+             $8::timestamptz
+      from "affiliate_sale_events" "s" where "s"."processor_event_id" = $1::text and "s"."id_namespace" = $2::text;
+END;
+$kept$;
+--> statement-breakpoint
+CREATE OR REPLACE FUNCTION credit_sale_commission(text, text, timestamp with time zone)
+RETURNS TABLE (credited integer)
+LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan AS $kept$
+#variable_conflict use_column
+BEGIN
+  RETURN QUERY
+with credit as (
+      select "c"."id" as id, "c"."program_id" as program_id, "c"."partner_id" as partner_id, "c"."currency" as currency,
+             "c"."amount_cents" - "c"."deducted_cents" as cents
+      from "commissions" "c" where "c"."id" = (select "c"."id" from "commissions" "c" join "affiliate_sale_events" "s" on "s"."id" = "c"."sale_id" where "s"."processor_event_id" = $1::text and "s"."id_namespace" = $2::text)),
+    ledger as (
+      insert into "balance_ledger" ("program_id", "partner_id", "currency", "amount_cents", "cause", "commission_id", "created_at")
+      select program_id, partner_id, currency, cents, 'commission_credit', id, $3::timestamptz from credit),
+    balance as (
+      insert into "partner_balances" ("program_id", "partner_id", "currency", "balance_cents", "updated_at")
+      select program_id, partner_id, currency, cents, $3::timestamptz from credit
+      on conflict ("program_id", "partner_id", "currency") do update
+        set "balance_cents" = "partner_balances"."balance_cents" + excluded."balance_cents",
+            "updated_at" = excluded."updated_at"),
+    marked as (
+      update "commissions" set "credited_at" = $3::timestamptz,
+                                "updated_at" = $3::timestamptz
+      where "commissions"."id" in (select id from credit))
+    select count(*)::int as credited from credit;
 END;
 $kept$;
 --> statement-breakpoint

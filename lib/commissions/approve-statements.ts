@@ -3,7 +3,7 @@ import { commissions } from "../../schema/commissions.ts";
 import { columnName, fromDriver } from "../db/columns.ts";
 import type { NotificationMessage } from "../notifications/message.ts";
 import { commissionApprovedWebhookStatement } from "../webhooks/outbox-statements.ts";
-import { creditCommissionStatements } from "./credit.ts";
+import { creditCommissionStatement } from "./credit.ts";
 
 /**
  * The approval of one pending commission, for one write batch: the status change guarded on the version
@@ -30,7 +30,7 @@ export function approveCommissionStatements(
         where ${c.id} = ${id} and ${c.status} = 'pending' and ${c.version} = ${expectedVersion}::int
         returning ${c.id})
       select guard(exists (select 1 from approved), 'commission changed meanwhile')`,
-    ...creditCommissionStatements(id, now),
+    creditCommissionStatement(id, at),
     commissionApprovedWebhookStatement(id, at),
   ];
 }

@@ -7,7 +7,12 @@ import { programPartners } from "../../../schema/partners.ts";
 import { paymentAliases } from "../../../schema/payment-aliases.ts";
 import { commissionRules, programApiKeys, programs } from "../../../schema/programs.ts";
 import { apiKeyRecordFromRow, apiKeyRecordQuery } from "../../auth/program-key.ts";
-import { commissionInsertStatements } from "../../commissions/credit.ts";
+import {
+  commissionInsert,
+  commissionOfSale,
+  commissionValues,
+  creditCommissionStatement,
+} from "../../commissions/credit.ts";
 import type { Database } from "../../db/client.ts";
 import { columnList, columnName, fromDriver, fromDriverOrNull } from "../../db/columns.ts";
 import { keptPlanStatement } from "../../db/kept-plan.ts";
@@ -520,24 +525,59 @@ function saleInsert(decision: Recorded, now: string, needsCommission: boolean): 
   return saleInserts.none.call(values);
 }
 
-function commissionStatements(decision: Recorded, now: Date): SQL[] {
-  return decision.commission ? commissionInsertStatements(decision.commission, saleKey(decision), now) : [];
-}
-
 function namespaceOf(decision: Recorded): PaymentNamespace {
   return paymentNamespace(decision.sale.isTest, decision.sale.programId);
 }
 
-/** Sales as `s`, the alias `saleKey` is written for. */
+/** Sales as `s`, the alias `saleKeyOf` is written for. */
 const s = alias(saleEvents, "s");
 
-/** The decided sale's row, by its id in its namespace (for `affiliate_sale_events s`). */
-function saleKey(decision: Recorded): SQL {
-  return saleKeyOf(decision.sale.processorEventId, namespaceOf(decision));
-}
-
+/** A sale's row, by its id in its namespace (for `affiliate_sale_events s`). */
 function saleKeyOf(processorEventId: string | Placeholder, namespace: string | Placeholder): SQL {
   return sql`${s.processorEventId} = ${processorEventId}::text and ${s.idNamespace} = ${namespace}::text`;
+}
+
+// The sale's commission and, approved at once, its credit, each a PL/pgSQL function (`keptPlanStatement`,
+// migration 0037), written once with the scheduled repair's (`lib/commissions/credit.ts`).
+export const saleCommissionInsert = keptPlanStatement({
+  functionName: "insert_sale_commission",
+  names: [
+    "processorEventId",
+    "namespace",
+    "amountCents",
+    "currency",
+    "status",
+    "holdUntil",
+    "approvedAt",
+    "at",
+  ],
+  parameterTypes: {
+    processorEventId: "text",
+    namespace: "text",
+    amountCents: "bigint",
+    currency: "text",
+    status: "text",
+    holdUntil: "timestamp with time zone",
+    approvedAt: "timestamp with time zone",
+    at: "timestamp with time zone",
+  },
+  returns: [],
+  build: (v) => commissionInsert(v, saleKeyOf(v.processorEventId, v.namespace)),
+});
+export const saleCommissionCredit = keptPlanStatement({
+  functionName: "credit_sale_commission",
+  names: ["processorEventId", "namespace", "at"],
+  parameterTypes: { processorEventId: "text", namespace: "text", at: "timestamp with time zone" },
+  returns: [["credited", "integer"]],
+  build: (v) => creditCommissionStatement(commissionOfSale(saleKeyOf(v.processorEventId, v.namespace)), v.at),
+});
+
+function commissionStatements(decision: Recorded, at: string): SQL[] {
+  const plan = decision.commission;
+  if (!plan) return [];
+  const sale = { processorEventId: decision.sale.processorEventId, namespace: namespaceOf(decision) };
+  const insert = saleCommissionInsert.call({ ...sale, ...commissionValues(plan, at) });
+  return plan.status === "approved" ? [insert, saleCommissionCredit.call({ ...sale, at })] : [insert];
 }
 
 /** The payment's ids as a text array, from the JSON array the worker sends (one parameter, any length). */
@@ -654,7 +694,7 @@ export async function writeSale(
     ),
     saleInsert(decision, at, needsCommission),
     paymentIdsLink.call({ ...sale, ids }),
-    ...(withCommission ? commissionStatements(decision, now) : []),
+    ...(withCommission ? commissionStatements(decision, at) : []),
     saleWebhooksAndIds.call({ ...sale, at }),
   ];
   const results = await db.batch(
