@@ -1,12 +1,10 @@
 import type { KeptPlanStatement } from "./db/kept-plan.ts";
 import { readinessFactsStatement } from "./readiness/readiness-store.ts";
 import {
-  deductionStatements,
+  deductionStatement,
+  recordRefundStatement,
   refundCommissionStatement,
   refundFactsStatement,
-  refundInsertStatement,
-  refundRowIdStatement,
-  refundSaleStatement,
   refundWebhookStatement,
 } from "./refunds/refund-store.ts";
 import { clickStatement } from "./tracking/click/click-store.ts";
@@ -47,11 +45,9 @@ export const keptPlanStatements: readonly KeptPlanStatement<readonly string[]>[]
   saleCommissionCredit,
   saleWebhooksAndIds,
   refundFactsStatement,
-  refundSaleStatement,
-  refundInsertStatement,
+  recordRefundStatement,
   refundCommissionStatement,
-  ...deductionStatements,
+  deductionStatement,
   refundWebhookStatement,
-  refundRowIdStatement,
   readinessFactsStatement,
 ];

@@ -151,32 +151,20 @@ function refundRowOf(saleId: Placeholder, idempotencyKey: Placeholder): SQL {
   return sql`(select ${refunds.id} from ${refunds} where ${refunds.saleId} = ${saleId}::bigint and ${refunds.idempotencyKey} = ${idempotencyKey}::text)`;
 }
 
-// The refund write's statements, each run as a PL/pgSQL function (`keptPlanStatement`, migration 0031):
-// planned once per connection, and rendered once per isolate instead of by drizzle on every refund.
+// The refund write's statements, each run as a PL/pgSQL function (`keptPlanStatement`, migrations 0031 and
+// 0038): planned once per connection, and rendered once per isolate instead of by drizzle on every refund.
 
-/** The sale's cumulative refunded amount, guarded on the amount that was read. */
-export const refundSaleStatement = keptPlanStatement({
-  functionName: "refund_sale_amount",
-  names: ["saleId", "expectedRefundedCents", "newRefundedCents"],
-  parameterTypes: { saleId: "bigint", expectedRefundedCents: "bigint", newRefundedCents: "bigint" },
-  returns: [["ok", "boolean"]],
-  build: (q) => {
-    const sale = saleEvents;
-    return sql`
-      with updated as (
-        update ${sale} set ${columnName(sale.refundedCents)} = ${q.newRefundedCents}::bigint
-        where ${sale.id} = ${q.saleId}::bigint and ${sale.refundedCents} = ${q.expectedRefundedCents}::bigint
-          and not ${sale.needsCommission}
-        returning ${sale.id})
-      select guard(exists (select 1 from updated), 'sale refunded meanwhile, or awaiting its commission')`;
-  },
-});
-
-/** The refund row: unique per sale and idempotency key. */
-export const refundInsertStatement = keptPlanStatement({
-  functionName: "insert_refund",
+/**
+ * The sale's cumulative refunded amount, guarded on the amount that was read, and the refund row (unique per
+ * sale and idempotency key), returning its id: one statement where three were (migration 0038). The guard
+ * reads `updated` first, so a refund that lost the race fails it before its row is inserted, as when the
+ * row was a statement of its own.
+ */
+export const recordRefundStatement = keptPlanStatement({
+  functionName: "record_refund",
   names: [
     "saleId",
+    "expectedRefundedCents",
     "commissionId",
     "idempotencyKey",
     "refundId",
@@ -190,6 +178,7 @@ export const refundInsertStatement = keptPlanStatement({
   ],
   parameterTypes: {
     saleId: "bigint",
+    expectedRefundedCents: "bigint",
     commissionId: "bigint",
     idempotencyKey: "text",
     refundId: "text",
@@ -201,24 +190,39 @@ export const refundInsertStatement = keptPlanStatement({
     refundReason: "text",
     at: "timestamp with time zone",
   },
-  returns: [],
-  build: (q) => sql`
-      insert into ${refunds} (${columnList(
-        refunds.saleId,
-        refunds.commissionId,
-        refunds.idempotencyKey,
-        refunds.refundId,
-        refunds.requestedCents,
-        refunds.amountCents,
-        refunds.refundedTotalCents,
-        refunds.deductionCents,
-        refunds.reason,
-        refunds.refundReason,
-        refunds.createdAt,
-      )})
-      values (${q.saleId}::bigint, ${q.commissionId}::bigint, ${q.idempotencyKey}::text, ${q.refundId}::text,
-              ${q.requestedCents}::bigint, ${q.amountCents}::bigint, ${q.refundedTotalCents}::bigint,
-              ${q.deductionCents}::bigint, ${q.reason}::text, ${q.refundReason}::text, ${q.at}::timestamptz)`,
+  returns: [
+    ["ok", "boolean"],
+    ["refund_id", "bigint"],
+  ],
+  build: (q) => {
+    const sale = saleEvents;
+    return sql`
+      with updated as (
+        update ${sale} set ${columnName(sale.refundedCents)} = ${q.refundedTotalCents}::bigint
+        where ${sale.id} = ${q.saleId}::bigint and ${sale.refundedCents} = ${q.expectedRefundedCents}::bigint
+          and not ${sale.needsCommission}
+        returning ${sale.id}),
+      inserted as (
+        insert into ${refunds} (${columnList(
+          refunds.saleId,
+          refunds.commissionId,
+          refunds.idempotencyKey,
+          refunds.refundId,
+          refunds.requestedCents,
+          refunds.amountCents,
+          refunds.refundedTotalCents,
+          refunds.deductionCents,
+          refunds.reason,
+          refunds.refundReason,
+          refunds.createdAt,
+        )})
+        values (${q.saleId}::bigint, ${q.commissionId}::bigint, ${q.idempotencyKey}::text, ${q.refundId}::text,
+                ${q.requestedCents}::bigint, ${q.amountCents}::bigint, ${q.refundedTotalCents}::bigint,
+                ${q.deductionCents}::bigint, ${q.reason}::text, ${q.refundReason}::text, ${q.at}::timestamptz)
+        returning ${refunds.id})
+      select guard(exists (select 1 from updated), 'sale refunded meanwhile, or awaiting its commission') as ok,
+             (select id from inserted) as refund_id`;
+  },
 });
 
 /**
@@ -260,82 +264,56 @@ export const refundCommissionStatement = keptPlanStatement({
       select guard(exists (select 1 from updated), 'commission changed meanwhile')`,
 });
 
-/** The parameters of the deduction's statements: the commission, the amount, the refund row and the time. */
-const DEDUCTION_NAMES = ["commissionId", "cents", "saleId", "idempotencyKey", "at"] as const;
-const DEDUCTION_TYPES = {
-  commissionId: "bigint",
-  cents: "bigint",
-  saleId: "bigint",
-  idempotencyKey: "text",
-  at: "timestamp with time zone",
-} as const;
-type DeductionParams = { [Name in (typeof DEDUCTION_NAMES)[number]]: Placeholder<Name> };
-
 /** The commission's owner, as `o` with the commission's own column names (program_id, partner_id, currency). */
-const owner = (q: DeductionParams) =>
-  sql`select ${m.programId}, ${m.partnerId}, ${m.currency} from ${m} where ${m.id} = ${q.commissionId}::bigint`;
 const ownerProgram = sql`o.${columnName(m.programId)}`;
 const ownerPartner = sql`o.${columnName(m.partnerId)}`;
 const ownerCurrency = sql`o.${columnName(m.currency)}`;
 
 /**
- * The deduction: a ledger row tied to the commission and the refund, the balance moved by the same amount
- * (it may go negative), then open withdrawals reduced, oldest kept first, so together they fit the balance.
+ * The deduction, one statement where three were (migration 0038): a ledger row tied to the commission and the
+ * refund, the balance moved by the same amount (it may go negative), then open withdrawals reduced, oldest
+ * kept first, so together they fit the balance the upsert returns (the row as this transaction left it).
  */
-export const deductionStatements = [
-  keptPlanStatement({
-    functionName: "refund_deduction_ledger",
-    names: DEDUCTION_NAMES,
-    parameterTypes: DEDUCTION_TYPES,
-    returns: [],
-    build: (q) => {
-      const l = balanceLedger;
-      return sql`
-      insert into ${l} (${columnList(
-        l.programId,
-        l.partnerId,
-        l.currency,
-        l.amountCents,
-        l.cause,
-        l.commissionId,
-        l.refundId,
-        l.createdAt,
-      )})
-      select ${ownerProgram}, ${ownerPartner}, ${ownerCurrency}, -${q.cents}::bigint, 'refund_deduction',
-             ${q.commissionId}::bigint, ${refundRowOf(q.saleId, q.idempotencyKey)}, ${q.at}::timestamptz
-      from (${owner(q)}) o`;
-    },
-  }),
-  keptPlanStatement({
-    functionName: "refund_deduction_balance",
-    names: DEDUCTION_NAMES,
-    parameterTypes: DEDUCTION_TYPES,
-    returns: [],
-    build: (q) => {
-      const pb = partnerBalances;
-      return sql`
-      insert into ${pb} (${columnList(pb.programId, pb.partnerId, pb.currency, pb.balanceCents, pb.updatedAt)})
-      select ${ownerProgram}, ${ownerPartner}, ${ownerCurrency}, -${q.cents}::bigint, ${q.at}::timestamptz
-      from (${owner(q)}) o
-      on conflict (${columnList(pb.programId, pb.partnerId, pb.currency)}) do update
-        set ${columnName(pb.balanceCents)} = ${pb.balanceCents} + excluded.${columnName(pb.balanceCents)},
-            ${columnName(pb.updatedAt)} = excluded.${columnName(pb.updatedAt)}`;
-    },
-  }),
-  keptPlanStatement({
-    functionName: "refund_deduction_withdrawals",
-    names: DEDUCTION_NAMES,
-    parameterTypes: DEDUCTION_TYPES,
-    returns: [],
-    build: (q) => {
-      const b = alias(partnerBalances, "b");
-      const wd = alias(withdrawals, "w");
-      return sql`
-      with owner as (${owner(q)}),
+export const deductionStatement = keptPlanStatement({
+  functionName: "refund_deduction",
+  names: ["commissionId", "cents", "saleId", "idempotencyKey", "at"],
+  parameterTypes: {
+    commissionId: "bigint",
+    cents: "bigint",
+    saleId: "bigint",
+    idempotencyKey: "text",
+    at: "timestamp with time zone",
+  },
+  returns: [],
+  build: (q) => {
+    const l = balanceLedger;
+    const pb = partnerBalances;
+    const wd = alias(withdrawals, "w");
+    return sql`
+      with owner as (
+        select ${m.programId}, ${m.partnerId}, ${m.currency} from ${m} where ${m.id} = ${q.commissionId}::bigint),
+      ledger as (
+        insert into ${l} (${columnList(
+          l.programId,
+          l.partnerId,
+          l.currency,
+          l.amountCents,
+          l.cause,
+          l.commissionId,
+          l.refundId,
+          l.createdAt,
+        )})
+        select ${ownerProgram}, ${ownerPartner}, ${ownerCurrency}, -${q.cents}::bigint, 'refund_deduction',
+               ${q.commissionId}::bigint, ${refundRowOf(q.saleId, q.idempotencyKey)}, ${q.at}::timestamptz
+        from owner o),
       balance as (
-        select greatest(${b.balanceCents}, 0) as available
-        from ${partnerBalances} ${b}, owner o
-        where ${b.programId} = ${ownerProgram} and ${b.partnerId} = ${ownerPartner} and ${b.currency} = ${ownerCurrency}),
+        insert into ${pb} (${columnList(pb.programId, pb.partnerId, pb.currency, pb.balanceCents, pb.updatedAt)})
+        select ${ownerProgram}, ${ownerPartner}, ${ownerCurrency}, -${q.cents}::bigint, ${q.at}::timestamptz
+        from owner o
+        on conflict (${columnList(pb.programId, pb.partnerId, pb.currency)}) do update
+          set ${columnName(pb.balanceCents)} = ${pb.balanceCents} + excluded.${columnName(pb.balanceCents)},
+              ${columnName(pb.updatedAt)} = excluded.${columnName(pb.updatedAt)}
+        returning greatest(${pb.balanceCents}, 0) as available),
       open as (
         select ${wd.id} as id, ${wd.amountCents} as amount_cents,
                sum(${wd.amountCents}) over (order by ${wd.createdAt}, ${wd.id}) - ${wd.amountCents} as before
@@ -351,9 +329,8 @@ export const deductionStatements = [
           ${columnName(wd.updatedAt)} = ${q.at}::timestamptz
       from fitted
       where ${wd.id} = fitted.id and fitted.amount <> ${wd.amountCents}`;
-    },
-  }),
-] as const;
+  },
+});
 
 /** `commission.updated` with the refund's amounts. */
 export const refundWebhookStatement = keptPlanStatement({
@@ -368,15 +345,6 @@ export const refundWebhookStatement = keptPlanStatement({
   returns: [["enqueued", "integer"]],
   build: (q) =>
     commissionRefundedWebhookStatement(q.commissionId, refundRowOf(q.saleId, q.idempotencyKey), q.at),
-});
-
-/** The id of the refund row the write inserted (or found). */
-export const refundRowIdStatement = keptPlanStatement({
-  functionName: "read_refund_row_id",
-  names: ["saleId", "idempotencyKey"],
-  parameterTypes: { saleId: "bigint", idempotencyKey: "text" },
-  returns: [["refund_id", "bigint"]],
-  build: (q) => sql`select ${refundRowOf(q.saleId, q.idempotencyKey)} as refund_id`,
 });
 
 /**
@@ -394,13 +362,9 @@ export async function writeRefund(
   const at = now.toISOString();
   const refundRow = { saleId: w.saleId, idempotencyKey: w.idempotencyKey };
   const statements: SQL[] = [
-    refundSaleStatement.call({
+    recordRefundStatement.call({
       saleId: w.saleId,
       expectedRefundedCents: w.expectedRefundedCents,
-      newRefundedCents: w.newRefundedCents,
-    }),
-    refundInsertStatement.call({
-      saleId: w.saleId,
       commissionId: w.commission?.id ?? null,
       idempotencyKey: w.idempotencyKey,
       refundId: w.refundId,
@@ -427,12 +391,12 @@ export async function writeRefund(
       }),
     );
     if (c.balanceDeductionCents > 0) {
-      const deduction = { commissionId: c.id, cents: c.balanceDeductionCents, ...refundRow, at };
-      statements.push(...deductionStatements.map((statement) => statement.call(deduction)));
+      statements.push(
+        deductionStatement.call({ commissionId: c.id, cents: c.balanceDeductionCents, ...refundRow, at }),
+      );
     }
     statements.push(refundWebhookStatement.call({ commissionId: c.id, ...refundRow, at }));
   }
-  statements.push(refundRowIdStatement.call(refundRow));
   const results = await db.batch(statements.map((s) => db.execute(s)) as [ReturnType<Database["execute"]>]);
-  return { refundRowId: fromDriver(refunds.id, results[results.length - 1]?.rows[0]?.refund_id) };
+  return { refundRowId: fromDriver(refunds.id, results[0]?.rows[0]?.refund_id) };
 }
