@@ -26,6 +26,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
 import { startLocalStack } from "../dev/local-stack.ts";
+import { KEPT_PLAN_SETTINGS } from "../lib/db/kept-plan.ts";
 import { keptPlanStatements } from "../lib/kept-plan-statements.ts";
 import { signedCheckoutEvent } from "./checkout-event.ts";
 
@@ -321,13 +322,14 @@ async function planScans(
 
 /**
  * EXPLAIN of a recorded statement, inside the caller's transaction. A kept-plan body is prepared with its
- * function's parameter types and explained as the generic plan its function runs (the values inlined as
+ * function's parameter types and settings and explained as the generic plan its function runs (the values inlined as
  * literals: EXECUTE's arguments cannot be the protocol's parameters).
  */
 async function explain(client: pg.Client, options: string, query: string, params: (string | null)[]) {
   const types = keptPlanTypes.get(query);
   if (!types) return client.query(`explain (${options}) ${query}`, params);
-  await client.query("set local plan_cache_mode = force_generic_plan");
+  // The function's own settings: generic plans, no sequential scan where an index can serve.
+  for (const setting of KEPT_PLAN_SETTINGS) await client.query(`set local ${setting}`);
   await client.query(`prepare kept_plan_body (${types.join(", ")}) as ${query}`);
   try {
     const values = params.map((value) => (value === null ? "null" : client.escapeLiteral(value)));
