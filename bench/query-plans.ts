@@ -26,7 +26,6 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
 import { startLocalStack } from "../dev/local-stack.ts";
-import { KEPT_PLAN_SETTINGS } from "../lib/db/kept-plan.ts";
 import { keptPlanStatements } from "../lib/kept-plan-statements.ts";
 import { signedCheckoutEvent } from "./checkout-event.ts";
 
@@ -46,10 +45,8 @@ const bigTableRows = 10_000;
 const keptPlanBodies = new Map(
   keptPlanStatements.map((statement) => [statement.callText(), statement.body()]),
 );
-/** Each kept-plan body's parameter types. */
-const keptPlanTypes = new Map(
-  keptPlanStatements.map((statement) => [statement.body(), statement.parameterTypes]),
-);
+/** Each kept-plan body's statement (its parameter types and settings). */
+const keptPlanOf = new Map(keptPlanStatements.map((statement) => [statement.body(), statement]));
 /** Each distinct statement with the parameters of its first few uses (the provider's read differs by step). */
 const recorded = new Map<string, (string | null)[][]>();
 const dataDir = await mkdtemp(join(tmpdir(), "affiliate-plans-"));
@@ -326,11 +323,11 @@ async function planScans(
  * literals: EXECUTE's arguments cannot be the protocol's parameters).
  */
 async function explain(client: pg.Client, options: string, query: string, params: (string | null)[]) {
-  const types = keptPlanTypes.get(query);
-  if (!types) return client.query(`explain (${options}) ${query}`, params);
-  // The function's own settings: generic plans, no sequential scan where an index can serve.
-  for (const setting of KEPT_PLAN_SETTINGS) await client.query(`set local ${setting}`);
-  await client.query(`prepare kept_plan_body (${types.join(", ")}) as ${query}`);
+  const kept = keptPlanOf.get(query);
+  if (!kept) return client.query(`explain (${options}) ${query}`, params);
+  // The function's own settings: generic plans, and no sequential scan where an index can serve.
+  for (const setting of kept.settings) await client.query(`set local ${setting}`);
+  await client.query(`prepare kept_plan_body (${kept.parameterTypes.join(", ")}) as ${query}`);
   try {
     const values = params.map((value) => (value === null ? "null" : client.escapeLiteral(value)));
     return await client.query(`explain (${options}) execute kept_plan_body (${values.join(", ")})`);

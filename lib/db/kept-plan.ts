@@ -29,6 +29,8 @@ export interface KeptPlanStatement<Names extends readonly string[]> {
   readonly parameterTypes: readonly string[];
   /** The types of the function's result columns, in order (none for `RETURNS void`). */
   readonly resultTypes: readonly string[];
+  /** The settings the function runs with, in order (`name = value`, as its definition sets them). */
+  readonly settings: readonly string[];
   /** The statement as the function runs it: `$k` is the function's k-th parameter (the k-th name). */
   body(): string;
   /** The function's source: what `prosrc` holds once a migration ran `definition()`. */
@@ -53,26 +55,36 @@ export interface KeptPlanSpec<Names extends readonly string[]> {
   returns: readonly (readonly [column: string, type: string])[];
   /** The statement, built once from a placeholder per name (as `preparedSql`'s `build`). */
   build: (params: { [Name in Names[number]]: Placeholder<Name> }) => SQL;
+  /**
+   * False for a statement that must read a table whole: it then runs with sequential scans allowed (see
+   * `INDEX_LOOKUPS_ONLY`). Default true.
+   */
+  indexLookupsOnly?: boolean;
 }
 
 const SOURCE_QUOTE = "$kept$";
 /**
- * The settings every kept-plan function runs with, in order (`pg_proc.proconfig` holds them):
+ * The settings kept-plan functions run with, in order (`pg_proc.proconfig` holds them):
  *
- * - generic plans (above);
- * - no sequential scan where an index can serve. A kept plan lives as long as its connection, or until
- *   `analyze` changes the table's statistics; planned while a table is small (a new database, or the bench's
- *   fresh one, whose server runs without autovacuum), a lookup chose to read the whole table, and kept
- *   reading it as the table grew: the sale's ids link read every id of its namespace (`pg_stat_user_tables`
- *   counted 9.8M rows read by 5,879 sequential scans of `payment_aliases` in a 5 s sale run). Every statement
- *   on the request path is an index lookup by design (`npm run plans` checks it), so this only keeps it so.
+ * - generic plans (above), every function;
+ * - no sequential scan where an index can serve, every function but those whose statement must read a table
+ *   whole (`indexLookupsOnly: false`). A kept plan lives as long as its connection, or until `analyze`
+ *   changes the table's statistics; planned while a table is small (a new database, or the bench's fresh
+ *   one, whose server runs without autovacuum), a lookup chose to read the whole table and kept reading it
+ *   as the table grew: the sale's ids link read every id of its namespace (`pg_stat_user_tables` counted
+ *   9.8M rows read by 5,879 sequential scans of `payment_aliases` in a 5 s sale run). The tracking
+ *   statements are index lookups by design (`npm run plans` checks it), so this only keeps them so. Where a
+ *   sequential scan cannot be avoided, the setting costs every plan alike and PostgreSQL may pick a far worse
+ *   one: the readiness read, which reads every key of the program, took 845 ms instead of 2 ms with it.
  */
-export const KEPT_PLAN_SETTINGS = ["plan_cache_mode = force_generic_plan", "enable_seqscan = off"] as const;
+export const GENERIC_PLANS = "plan_cache_mode = force_generic_plan";
+export const INDEX_LOOKUPS_ONLY = "enable_seqscan = off";
 
 export function keptPlanStatement<const Names extends readonly string[]>(
   spec: KeptPlanSpec<Names>,
 ): KeptPlanStatement<Names> {
   const { functionName, names, parameterTypes, returns, build } = spec;
+  const settings = spec.indexLookupsOnly === false ? [GENERIC_PLANS] : [GENERIC_PLANS, INDEX_LOOKUPS_ONLY];
   if (!/^[a-z_][a-z0-9_]*$/.test(functionName)) throw new Error(`function name ${functionName}`);
 
   const buildCall = (q: { [Name in Names[number]]: Placeholder<Name> }) =>
@@ -113,6 +125,7 @@ export function keptPlanStatement<const Names extends readonly string[]>(
     functionName,
     parameterTypes: types,
     resultTypes: returns.map(([, type]) => type),
+    settings,
     call,
     callText: () => render(names, buildCall).text,
     body: bodyText,
@@ -120,7 +133,7 @@ export function keptPlanStatement<const Names extends readonly string[]>(
     definition: () =>
       `CREATE OR REPLACE FUNCTION ${functionName}(${types.join(", ")})\n` +
       `RETURNS ${result}\n` +
-      `LANGUAGE plpgsql ${KEPT_PLAN_SETTINGS.map((setting) => `SET ${setting}`).join(" ")} AS ` +
+      `LANGUAGE plpgsql ${settings.map((setting) => `SET ${setting}`).join(" ")} AS ` +
       `${SOURCE_QUOTE}${source()}${SOURCE_QUOTE};`,
   };
 }

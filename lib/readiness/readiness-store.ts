@@ -130,6 +130,9 @@ export const readinessFactsStatement = keptPlanStatement({
     ["key", "json"],
     ["facts", "json"],
   ],
+  // It reads every key of the program, a table read whole: planned without sequential scans, PostgreSQL
+  // picked a plan 400 times slower (lib/db/kept-plan.ts).
+  indexLookupsOnly: false,
   build: (q) => {
     const keyHash = q.keyHash;
     const programId = q.programId;

@@ -10,7 +10,7 @@ import { PgDialect } from "drizzle-orm/pg-core/dialect";
 import { drizzle } from "drizzle-orm/pglite";
 import { migrate } from "drizzle-orm/pglite/migrator";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { KEPT_PLAN_SETTINGS, keptPlanStatement } from "../../lib/db/kept-plan.ts";
+import { keptPlanStatement } from "../../lib/db/kept-plan.ts";
 import { keptPlanStatements } from "../../lib/kept-plan-statements.ts";
 
 const dialect = new PgDialect();
@@ -61,7 +61,7 @@ describe("the migrations define every kept-plan statement as its TypeScript says
       // pg_get_function_result prints `TABLE(a x, ...)`, the definition `TABLE (a x, ...)`.
       expect(migrated?.result, hint).toBe(result?.replace(/^TABLE \(/, "TABLE("));
       expect(migrated?.config, hint).toEqual(
-        KEPT_PLAN_SETTINGS.map((setting) => setting.replace(" = ", "=")),
+        statement.settings.map((setting) => setting.replace(" = ", "=")),
       );
     });
   }
