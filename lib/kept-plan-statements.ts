@@ -19,7 +19,6 @@ import {
   saleInserts,
   saleWebhooksAndIds,
 } from "./tracking/sale/sale-store.ts";
-import { leadWebhook } from "./webhooks/outbox-statements.ts";
 
 /**
  * Every statement run as a PL/pgSQL function (`keptPlanStatement`): the migrations must define each exactly
@@ -32,7 +31,6 @@ export const keptPlanStatements: readonly KeptPlanStatement<readonly string[]>[]
   leadEventInserts.none,
   leadEventInserts.existing,
   leadEventInserts.created,
-  leadWebhook,
   provisionalGuard,
   saleInserts.none,
   saleInserts.update,

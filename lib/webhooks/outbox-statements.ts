@@ -1,9 +1,8 @@
-import { getTableName, type Placeholder, type SQL, sql } from "drizzle-orm";
+import { type Placeholder, type SQL, sql } from "drizzle-orm";
 import { alias } from "drizzle-orm/pg-core";
 import { commissions, refunds } from "../../schema/commissions.ts";
 import { leadEvents, saleEvents } from "../../schema/events.ts";
 import { referralLinks } from "../../schema/partners.ts";
-import { keptPlanStatement } from "../db/kept-plan.ts";
 
 /**
  * The statements the use cases add to their OWN transaction (no extra round trip): each calls the database
@@ -52,30 +51,16 @@ export function commissionCreatedWebhookStatement(saleKey: SQL, at: string | Pla
     from ${saleEvents} ${s} join ${commissions} ${c} on ${c.saleId} = ${s.id} where ${saleKey}`;
 }
 
-/** `lead.created` for the lead event the same batch has just inserted (its id is the sequence's current value). */
-export function leadWebhookStatement(at: string): SQL {
-  return leadWebhook.call({ at });
-}
-
-// Every lead's write runs it, as a PL/pgSQL function (`keptPlanStatement`, migration 0029): planned once per
-// connection. currval in a scalar subquery is evaluated once (an init plan), so the lookup is the primary
-// key's; compared per row, a volatile function forces a sequential scan of every lead.
-export const leadWebhook = keptPlanStatement({
-  functionName: "enqueue_lead_webhook",
-  names: ["at"],
-  parameterTypes: { at: "timestamp with time zone" },
-  returns: [["enqueued", "integer"]],
-  build: (p) => {
-    const sequenceOfId = sql.raw(`'${getTableName(leadEvents)}', '${leadEvents.id.name}'`);
-    return sql`
-    select webhook_enqueue(${l.programId}, 'lead.created', 'lead.created:' || ${l.id}, jsonb_build_object(
+/**
+ * The `webhook_enqueue` call of `lead.created` for the lead row `l`: a row of the table, or the lead event's
+ * insert returning its row under the name `l` (the lead's kept-plan insert, `lib/tracking/lead/lead-store.ts`).
+ */
+export function leadCreatedWebhook(at: string | Placeholder): SQL {
+  return sql`webhook_enqueue(${l.programId}, 'lead.created', 'lead.created:' || ${l.id}, jsonb_build_object(
              'lead_id', ${l.id}, 'program_id', ${l.programId}, 'partner_id', ${l.partnerId}, 'customer_id', ${l.customerId},
              'click_id', ${l.clickId}, 'customer_key', ${l.customerKey}, 'event_name', ${l.eventName},
-             'provisional', ${l.provisional}, 'is_test', ${l.isTest}, 'created_at', ${l.createdAt}), ${p.at}::timestamptz)
-    from ${leadEvents} ${l}
-    where ${l.id} = (select currval(pg_get_serial_sequence(${sequenceOfId})))`;
-  },
-});
+             'provisional', ${l.provisional}, 'is_test', ${l.isTest}, 'created_at', ${l.createdAt}), ${at}::timestamptz)`;
+}
 
 /** `commission.updated` after a refund or reversal, with the refund's amounts; `refundRow` is its id. */
 export function commissionRefundedWebhookStatement(

@@ -9,7 +9,7 @@ import { PgDialect } from "drizzle-orm/pg-core/dialect";
 import { describe, expect, it } from "vitest";
 import { apiKeyRecordQuery } from "../../lib/auth/program-key.ts";
 import { preparedSql } from "../../lib/db/prepared-sql.ts";
-import { leadWebhook, leadWebhookStatement } from "../../lib/webhooks/outbox-statements.ts";
+import { leadEventInserts } from "../../lib/tracking/lead/lead-store.ts";
 import { customers } from "../../schema/customers.ts";
 import { clickEvents } from "../../schema/events.ts";
 import { programApiKeys } from "../../schema/programs.ts";
@@ -76,16 +76,17 @@ describe("preparedSql", () => {
     expect(rendered(apiKeyRecordQuery("hash")).params).toEqual(["hash"]);
   });
 
-  it("sends the lead webhook statement with its time as the only parameter", () => {
-    const first = rendered(leadWebhookStatement("2026-01-01T00:00:00.000Z"));
-    const second = rendered(leadWebhookStatement("2026-02-02T00:00:00.000Z"));
-    // Sent as the call of its kept-plan function; the function's body holds the lookup.
-    expect(first.sql).toBe("select * from enqueue_lead_webhook($1)");
-    expect(second.sql).toBe(first.sql);
-    expect(leadWebhook.body()).toContain(
-      "\"l\".\"id\" = (select currval(pg_get_serial_sequence('affiliate_lead_events', 'id')))",
+  it("sends the lead event and its webhook as one call, the webhook reading the row the insert returns", () => {
+    const call = leadEventInserts.none.callText();
+    expect(call).toBe(
+      `select * from record_lead_event(${Array.from({ length: 14 }, (_, i) => `$${i + 1}`).join(", ")})`,
     );
-    expect(second.params).toEqual(["2026-02-02T00:00:00.000Z"]);
+    const body = leadEventInserts.none.body();
+    expect(body).toMatch(/^with l as \(\s*insert into "affiliate_lead_events"/);
+    expect(body).toMatch(
+      /returning \*\)\s*select "l"\."id" as id, webhook_enqueue\("l"\."program_id", 'lead\.created'/,
+    );
+    expect(body).not.toContain("currval");
   });
 
   it("refuses a statement whose parameter is a value rather than a placeholder", () => {

@@ -13,7 +13,7 @@ import type { Database } from "../../db/client.ts";
 import { columnList, columnName, fromDriver } from "../../db/columns.ts";
 import { keptPlanStatement } from "../../db/kept-plan.ts";
 import type { DeviceHashes } from "../../fraud/device-hash.ts";
-import { leadWebhookStatement } from "../../webhooks/outbox-statements.ts";
+import { leadCreatedWebhook } from "../../webhooks/outbox-statements.ts";
 import { customerByClick } from "../customer-by-click.ts";
 import type { LeadCustomerFact, LeadEventRow, LeadFacts, LeadWrite } from "./decide-lead.ts";
 
@@ -171,34 +171,41 @@ const LEAD_EVENT_VALUES = [
 ] as const;
 type LeadEventValue = (typeof LEAD_EVENT_VALUES)[number];
 
-/** The lead event's insert, returning its id; `customerId` names the customer (or null). */
+/**
+ * The lead event's insert and its `lead.created` webhook, one statement: the insert returns its row as `l`,
+ * which the webhook's payload reads (`leadCreatedWebhook`). Returns the event's id. `customerId` names the
+ * customer (or null).
+ */
 function leadEventInsertStatement(v: { [Name in LeadEventValue]: Placeholder<Name> }, customerId: SQL): SQL {
   const t = leadEvents;
+  const l = alias(leadEvents, "l");
   return sql`
-    insert into ${t}
-      (${columnList(
-        t.programId,
-        t.customerId,
-        t.partnerId,
-        t.clickId,
-        t.customerKey,
-        t.emailHash,
-        t.emailMasked,
-        t.eventName,
-        t.provisional,
-        t.settledAt,
-        t.viaApiKey,
-        t.ipHash,
-        t.uaHash,
-        t.isTest,
-        t.createdAt,
-      )})
-    values
-      (${v.programId}::int, ${customerId}, ${v.partnerId}::int, ${v.clickId}::text, ${v.customerKey}::text,
-       ${v.emailHash}::text, ${v.emailMasked}::text, ${v.eventName}::text, ${v.provisional}::boolean,
-       ${v.settledAt}::timestamptz, ${v.viaApiKey}::boolean, ${v.ipHash}::text, ${v.uaHash}::text,
-       ${v.isTest}::boolean, ${v.createdAt}::timestamptz)
-    returning ${columnName(t.id)}`;
+    with l as (
+      insert into ${t}
+        (${columnList(
+          t.programId,
+          t.customerId,
+          t.partnerId,
+          t.clickId,
+          t.customerKey,
+          t.emailHash,
+          t.emailMasked,
+          t.eventName,
+          t.provisional,
+          t.settledAt,
+          t.viaApiKey,
+          t.ipHash,
+          t.uaHash,
+          t.isTest,
+          t.createdAt,
+        )})
+      values
+        (${v.programId}::int, ${customerId}, ${v.partnerId}::int, ${v.clickId}::text, ${v.customerKey}::text,
+         ${v.emailHash}::text, ${v.emailMasked}::text, ${v.eventName}::text, ${v.provisional}::boolean,
+         ${v.settledAt}::timestamptz, ${v.viaApiKey}::boolean, ${v.ipHash}::text, ${v.uaHash}::text,
+         ${v.isTest}::boolean, ${v.createdAt}::timestamptz)
+      returning *)
+    select ${l.id} as id, ${leadCreatedWebhook(v.createdAt)} as enqueued from l`;
 }
 
 /** Each lead event value's PostgreSQL type, as the insert functions declare their parameters. */
@@ -220,29 +227,34 @@ const LEAD_EVENT_VALUE_TYPES = {
 } as const;
 
 /**
- * One insert per way the lead names its customer, each run as a PL/pgSQL function (`keptPlanStatement`,
- * migration 0029): planned once per connection instead of on every lead.
+ * One insert per way the lead names its customer, each with the lead's webhook and run as a PL/pgSQL
+ * function (`keptPlanStatement`, migration 0040, where 0029's inserts had the webhook as a statement of its
+ * own): planned once per connection instead of on every lead.
  */
+const LEAD_EVENT_RESULT = [
+  ["id", "bigint"],
+  ["enqueued", "integer"],
+] as const;
 export const leadEventInserts = {
   none: keptPlanStatement({
-    functionName: "insert_lead_event",
+    functionName: "record_lead_event",
     names: LEAD_EVENT_VALUES,
     parameterTypes: LEAD_EVENT_VALUE_TYPES,
-    returns: [["id", "bigint"]],
+    returns: LEAD_EVENT_RESULT,
     build: (v) => leadEventInsertStatement(v, sql`null::bigint`),
   }),
   existing: keptPlanStatement({
-    functionName: "insert_lead_event_of_customer",
+    functionName: "record_lead_event_of_customer",
     names: [...LEAD_EVENT_VALUES, "customerId"] as const,
     parameterTypes: { ...LEAD_EVENT_VALUE_TYPES, customerId: "bigint" },
-    returns: [["id", "bigint"]],
+    returns: LEAD_EVENT_RESULT,
     build: (v) => leadEventInsertStatement(v, sql`${v.customerId}::bigint`),
   }),
   created: keptPlanStatement({
-    functionName: "insert_lead_event_of_new_customer",
+    functionName: "record_lead_event_of_new_customer",
     names: [...LEAD_EVENT_VALUES, "customerProgramId", "customerClickId"] as const,
     parameterTypes: { ...LEAD_EVENT_VALUE_TYPES, customerProgramId: "integer", customerClickId: "text" },
-    returns: [["id", "bigint"]],
+    returns: LEAD_EVENT_RESULT,
     build: (v) => leadEventInsertStatement(v, customerByClick(v.customerProgramId, v.customerClickId)),
   }),
 };
@@ -324,13 +336,9 @@ export async function writeLead(
   device: DeviceHashes | null = null,
 ): Promise<{ leadEventId: number }> {
   const e = write.leadEvent;
-  const leadWebhook = leadWebhookStatement(e.createdAt.toISOString());
 
   if (write.kind === "test") {
-    const [inserted] = await db.batch([
-      db.execute(leadEventInsert(e, { kind: "none" }, device)),
-      db.execute(leadWebhook),
-    ]);
+    const [inserted] = await db.batch([db.execute(leadEventInsert(e, { kind: "none" }, device))]);
     return { leadEventId: idOf(inserted) };
   }
 
@@ -341,7 +349,6 @@ export async function writeLead(
         provisionalGuard.call({ programId: u.programId, clickId: u.clickId, customerKey: u.customerKey }),
       ),
       db.execute(leadEventInsert(e, { kind: "none" }, device)),
-      db.execute(leadWebhook),
     ]);
     return { leadEventId: idOf(inserted) };
   }
@@ -403,15 +410,10 @@ export async function writeLead(
         customerStatement,
         settleStatement,
         db.execute(leadEventInsert(e, eventCustomer, device)),
-        db.execute(leadWebhook),
       ])
-    : await db.batch([
-        customerStatement,
-        db.execute(leadEventInsert(e, eventCustomer, device)),
-        db.execute(leadWebhook),
-      ]);
-  // The last statement is the webhook outbox's; the lead event's insert is the one before it.
-  return { leadEventId: idOf(rest[rest.length - 2]) };
+    : await db.batch([customerStatement, db.execute(leadEventInsert(e, eventCustomer, device))]);
+  // The lead event's insert (with its webhook) is the last statement.
+  return { leadEventId: idOf(rest[rest.length - 1]) };
 }
 
 function idOf(inserted: unknown): number {
