@@ -8,7 +8,11 @@ import {
   refundWebhookStatement,
 } from "./refunds/refund-store.ts";
 import { clickStatement } from "./tracking/click/click-store.ts";
-import { leadEventInserts, leadFactsStatement, provisionalGuard } from "./tracking/lead/lead-store.ts";
+import {
+  leadEventInserts,
+  leadFactsStatement,
+  provisionalLeadEventInsert,
+} from "./tracking/lead/lead-store.ts";
 import {
   customerWrites,
   paymentIdsClaim,
@@ -31,7 +35,7 @@ export const keptPlanStatements: readonly KeptPlanStatement<readonly string[]>[]
   leadEventInserts.none,
   leadEventInserts.existing,
   leadEventInserts.created,
-  provisionalGuard,
+  provisionalLeadEventInsert,
   saleInserts.none,
   saleInserts.update,
   saleInserts.create,

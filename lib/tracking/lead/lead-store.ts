@@ -174,9 +174,14 @@ type LeadEventValue = (typeof LEAD_EVENT_VALUES)[number];
 /**
  * The lead event's insert and its `lead.created` webhook, one statement: the insert returns its row as `l`,
  * which the webhook's payload reads (`leadCreatedWebhook`). Returns the event's id. `customerId` names the
- * customer (or null).
+ * customer (or null); `guard`, a `where guard(...)` clause, aborts the transaction before the webhook is
+ * enqueued when the state the lead was decided on has changed.
  */
-function leadEventInsertStatement(v: { [Name in LeadEventValue]: Placeholder<Name> }, customerId: SQL): SQL {
+function leadEventInsertStatement(
+  v: { [Name in LeadEventValue]: Placeholder<Name> },
+  customerId: SQL,
+  guard: SQL = sql``,
+): SQL {
   const t = leadEvents;
   const l = alias(leadEvents, "l");
   return sql`
@@ -205,7 +210,7 @@ function leadEventInsertStatement(v: { [Name in LeadEventValue]: Placeholder<Nam
          ${v.settledAt}::timestamptz, ${v.viaApiKey}::boolean, ${v.ipHash}::text, ${v.uaHash}::text,
          ${v.isTest}::boolean, ${v.createdAt}::timestamptz)
       returning *)
-    select ${l.id} as id, ${leadCreatedWebhook(v.createdAt)} as enqueued from l`;
+    select ${l.id} as id, ${leadCreatedWebhook(v.createdAt)} as enqueued from l${guard}`;
 }
 
 /** Each lead event value's PostgreSQL type, as the insert functions declare their parameters. */
@@ -265,8 +270,8 @@ type LeadEventCustomer =
   | { kind: "existing"; customerId: number }
   | { kind: "created"; programId: number; clickId: string };
 
-function leadEventInsert(e: LeadEventRow, customer: LeadEventCustomer, device: DeviceHashes | null): SQL {
-  const values = {
+function leadEventValues(e: LeadEventRow, device: DeviceHashes | null) {
+  return {
     programId: e.programId,
     partnerId: e.partnerId,
     clickId: e.clickId,
@@ -282,6 +287,10 @@ function leadEventInsert(e: LeadEventRow, customer: LeadEventCustomer, device: D
     isTest: e.isTest,
     createdAt: e.createdAt.toISOString(),
   };
+}
+
+function leadEventInsert(e: LeadEventRow, customer: LeadEventCustomer, device: DeviceHashes | null): SQL {
+  const values = leadEventValues(e, device);
   if (customer.kind === "existing")
     return leadEventInserts.existing.call({ ...values, customerId: customer.customerId });
   if (customer.kind === "created") {
@@ -295,29 +304,38 @@ function leadEventInsert(e: LeadEventRow, customer: LeadEventCustomer, device: D
 }
 
 /**
- * A provisional lead is written only while no customer of its click or key has become a lead. Run as the
- * PL/pgSQL function `guard_provisional_lead` (`keptPlanStatement`, migration 0036). One `not exists` per
- * way of naming the customer: a generic plan cannot drop a null key's arm of an `or`, and for the `or` it
- * walked every customer of the program.
+ * A provisional lead is written only while no customer of its click or key has become a lead: its insert is
+ * guarded so, in the same statement (a PL/pgSQL function, `keptPlanStatement`, migration 0040, where the
+ * guard was a statement of its own, 0036). One `not exists` per way of naming the customer: a generic plan
+ * cannot drop a null key's arm of an `or`, and for the `or` it walked every customer of the program.
  */
-export const provisionalGuard = keptPlanStatement({
-  functionName: "guard_provisional_lead",
-  names: ["programId", "clickId", "customerKey"],
-  parameterTypes: { programId: "integer", clickId: "text", customerKey: "text" },
-  returns: [["ok", "boolean"]],
-  build: (u) => {
+export const provisionalLeadEventInsert = keptPlanStatement({
+  functionName: "record_provisional_lead_event",
+  names: [...LEAD_EVENT_VALUES, "unchangedProgramId", "unchangedClickId", "unchangedCustomerKey"] as const,
+  parameterTypes: {
+    ...LEAD_EVENT_VALUE_TYPES,
+    unchangedProgramId: "integer",
+    unchangedClickId: "text",
+    unchangedCustomerKey: "text",
+  },
+  returns: LEAD_EVENT_RESULT,
+  build: (v) => {
     const t = customers;
-    return sql`
-    select guard(
+    return leadEventInsertStatement(
+      v,
+      sql`null::bigint`,
+      sql`
+    where guard(
       not exists (
         select 1 from ${t}
-        where ${t.programId} = ${u.programId}::int and ${t.clickId} = ${u.clickId}::text
+        where ${t.programId} = ${v.unchangedProgramId}::int and ${t.clickId} = ${v.unchangedClickId}::text
           and ${t.status} <> 'clicked')
       and not exists (
         select 1 from ${t}
-        where ${t.programId} = ${u.programId}::int and ${t.customerKey} = ${u.customerKey}::text
+        where ${t.programId} = ${v.unchangedProgramId}::int and ${t.customerKey} = ${v.unchangedCustomerKey}::text
           and ${t.status} <> 'clicked'),
-      'lead-provisional-customer-unchanged')`;
+      'lead-provisional-customer-unchanged')`,
+    );
   },
 });
 
@@ -344,11 +362,15 @@ export async function writeLead(
 
   if (write.kind === "provisional") {
     const u = write.unchanged;
-    const [, inserted] = await db.batch([
+    const [inserted] = await db.batch([
       db.execute(
-        provisionalGuard.call({ programId: u.programId, clickId: u.clickId, customerKey: u.customerKey }),
+        provisionalLeadEventInsert.call({
+          ...leadEventValues(e, device),
+          unchangedProgramId: u.programId,
+          unchangedClickId: u.clickId,
+          unchangedCustomerKey: u.customerKey,
+        }),
       ),
-      db.execute(leadEventInsert(e, { kind: "none" }, device)),
     ]);
     return { leadEventId: idOf(inserted) };
   }
