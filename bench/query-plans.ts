@@ -327,6 +327,9 @@ async function explain(client: pg.Client, options: string, query: string, params
   if (!kept) return client.query(`explain (${options}) ${query}`, params);
   // The function's own settings: generic plans, and no sequential scan where an index can serve.
   for (const setting of kept.settings) await client.query(`set local ${setting}`);
+  // A statement that failed when run (a timed run that broke a guard) left its transaction aborted, and the
+  // deallocation below with it: the prepared statement outlived the rollback.
+  await client.query("deallocate all");
   await client.query(`prepare kept_plan_body (${kept.parameterTypes.join(", ")}) as ${query}`);
   try {
     const values = params.map((value) => (value === null ? "null" : client.escapeLiteral(value)));
