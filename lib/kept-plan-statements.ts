@@ -16,12 +16,11 @@ import {
 import {
   customerWrites,
   paymentIdsClaim,
-  paymentIdsLink,
   saleCommissionCredit,
   saleCommissionInsert,
   saleFactsStatement,
   saleInserts,
-  saleWebhooksAndIds,
+  saleLinkAndFinish,
 } from "./tracking/sale/sale-store.ts";
 
 /**
@@ -42,10 +41,9 @@ export const keptPlanStatements: readonly KeptPlanStatement<readonly string[]>[]
   paymentIdsClaim,
   customerWrites.create,
   customerWrites.update,
-  paymentIdsLink,
   saleCommissionInsert,
   saleCommissionCredit,
-  saleWebhooksAndIds,
+  saleLinkAndFinish,
   refundFactsStatement,
   recordRefundStatement,
   refundCommissionStatement,

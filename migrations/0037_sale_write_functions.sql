@@ -1,17 +1,17 @@
 -- The sale write's statements that were still planned on every sale, as kept-plan functions
--- (lib/tracking/sale/sale-store.ts, lib/db/kept-plan.ts), one per statement:
+-- (lib/tracking/sale/sale-store.ts, lib/db/kept-plan.ts):
 --   claim_payment_ids: the payment's ids into the ids index (a JSON array: one parameter for any number);
 --   create_converted_customer, convert_customer: the sale's customer, created from its click or converted;
---   link_payment_ids: the ids linked to the sale, with the guard that was a statement of its own (and that
---     now also fails when another transaction linked one of the ids while this one waited for its row);
 --   insert_sale_commission, credit_sale_commission: the commission and, approved at once, its credit (the
 --     ledger row, the balance and credited_at, one statement where three were);
---   enqueue_sale_webhooks_returning_ids: the sale's webhooks and the ids written, one statement where two were.
+--   link_payment_ids_and_enqueue_webhooks: the ids linked to the sale with the guard that was a statement of
+--     its own (and that now also fails when another transaction linked one of the ids while this one waited
+--     for its row), the sale's webhooks and the ids written: one statement where four were.
 -- enqueue_sale_webhooks and read_written_sale_ids are no longer called; they stay for workers deployed before
 -- this migration, until a later migration drops them.
 CREATE OR REPLACE FUNCTION claim_payment_ids(integer, text, text, json)
 RETURNS void
-LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan AS $kept$
+LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan SET enable_seqscan = off AS $kept$
 #variable_conflict use_column
 BEGIN
 insert into "payment_aliases" ("program_id", "namespace", "alias",
@@ -24,7 +24,7 @@ $kept$;
 --> statement-breakpoint
 CREATE OR REPLACE FUNCTION create_converted_customer(integer, integer, text, timestamp with time zone, text, text, text, text, timestamp with time zone, timestamp with time zone, timestamp with time zone)
 RETURNS TABLE (created boolean)
-LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan AS $kept$
+LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan SET enable_seqscan = off AS $kept$
 #variable_conflict use_column
 BEGIN
   RETURN QUERY
@@ -42,7 +42,7 @@ $kept$;
 --> statement-breakpoint
 CREATE OR REPLACE FUNCTION convert_customer(bigint, timestamp with time zone, timestamp with time zone, text, text, text, timestamp with time zone)
 RETURNS TABLE (converted boolean)
-LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan AS $kept$
+LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan SET enable_seqscan = off AS $kept$
 #variable_conflict use_column
 BEGIN
   RETURN QUERY
@@ -63,32 +63,9 @@ with updated as (
 END;
 $kept$;
 --> statement-breakpoint
-CREATE OR REPLACE FUNCTION link_payment_ids(text, text, json)
-RETURNS TABLE (linked boolean)
-LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan AS $kept$
-#variable_conflict use_column
-BEGIN
-  RETURN QUERY
-with matching as (
-        select "a"."id" from "payment_aliases" "a"
-        where "a"."namespace" = $2::text and "a"."alias" = any(array(select json_array_elements_text($3::json)))
-        union
-        select "a"."id" from "payment_aliases" "a"
-        where "a"."namespace" = $2::text and "a"."payment_id" = any(array(select json_array_elements_text($3::json)))),
-      linked_now as (
-        update "payment_aliases"
-        set "sale_id" = (select "s"."id" from "affiliate_sale_events" "s" where "s"."processor_event_id" = $1::text and "s"."id_namespace" = $2::text)
-        where "payment_aliases"."id" in (select id from matching) and "payment_aliases"."sale_id" is null
-        returning "payment_aliases"."id")
-      select guard(not exists (select 1 from matching
-                               where not exists (select 1 from linked_now where linked_now.id = matching.id)),
-                   'payment recorded meanwhile') as linked;
-END;
-$kept$;
---> statement-breakpoint
 CREATE OR REPLACE FUNCTION insert_sale_commission(text, text, bigint, text, text, timestamp with time zone, timestamp with time zone, timestamp with time zone)
 RETURNS void
-LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan AS $kept$
+LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan SET enable_seqscan = off AS $kept$
 #variable_conflict use_column
 BEGIN
 insert into "commissions" ("sale_id", "program_id", "partner_id", "customer_id", "amount_cents", "currency", "status", "hold_until", "approved_at", "created_at", "updated_at")
@@ -101,7 +78,7 @@ $kept$;
 --> statement-breakpoint
 CREATE OR REPLACE FUNCTION credit_sale_commission(text, text, timestamp with time zone)
 RETURNS TABLE (credited integer)
-LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan AS $kept$
+LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan SET enable_seqscan = off AS $kept$
 #variable_conflict use_column
 BEGIN
   RETURN QUERY
@@ -126,19 +103,32 @@ with credit as (
 END;
 $kept$;
 --> statement-breakpoint
-CREATE OR REPLACE FUNCTION enqueue_sale_webhooks_returning_ids(text, text, timestamp with time zone)
-RETURNS TABLE (sale_id bigint, commission_id bigint, enqueued integer)
-LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan AS $kept$
+CREATE OR REPLACE FUNCTION link_payment_ids_and_enqueue_webhooks(text, text, json, timestamp with time zone)
+RETURNS TABLE (sale_id bigint, commission_id bigint, linked boolean, enqueued integer)
+LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan SET enable_seqscan = off AS $kept$
 #variable_conflict use_column
 BEGIN
   RETURN QUERY
-select "s"."id" as sale_id, "commissions"."id" as commission_id,
+with matching as (
+        select "a"."id" from "payment_aliases" "a"
+        where "a"."namespace" = $2::text and "a"."alias" = any(array(select json_array_elements_text($3::json)))
+        union
+        select "a"."id" from "payment_aliases" "a"
+        where "a"."namespace" = $2::text and "a"."payment_id" = any(array(select json_array_elements_text($3::json)))),
+      linked_now as (
+        update "payment_aliases"
+        set "sale_id" = (select "s"."id" from "affiliate_sale_events" "s" where "s"."processor_event_id" = $1::text and "s"."id_namespace" = $2::text)
+        where "payment_aliases"."id" in (select id from matching) and "payment_aliases"."sale_id" is null
+        returning "payment_aliases"."id")
+      select "s"."id" as sale_id, "commissions"."id" as commission_id,
+             guard(not exists (select 1 from matching
+                               where not exists (select 1 from linked_now where linked_now.id = matching.id)),
+                   'payment recorded meanwhile') as linked,
              (select count(*)::int from (
-                
     select webhook_enqueue("s"."program_id", 'sale.created', 'sale.created:' || "s"."id", jsonb_build_object(
   'sale_id', "s"."id", 'program_id', "s"."program_id", 'partner_id', "s"."partner_id", 'customer_id', "s"."customer_id",
   'transaction_id', "s"."processor_event_id", 'amount_cents', "s"."amount_cents", 'tax_cents', "s"."tax_cents",
-  'currency', "s"."currency", 'product_id', "s"."product_id", 'is_test', "s"."is_test", 'created_at', "s"."created_at"), $3::timestamptz)
+  'currency', "s"."currency", 'product_id', "s"."product_id", 'is_test', "s"."is_test", 'created_at', "s"."created_at"), $4::timestamptz)
     from "affiliate_sale_events" "s" where "s"."processor_event_id" = $1::text and "s"."id_namespace" = $2::text
     union all
     
@@ -147,7 +137,7 @@ select "s"."id" as sale_id, "commissions"."id" as commission_id,
   'status', "c"."status", 'amount_cents', "c"."amount_cents", 'deducted_cents', "c"."deducted_cents",
   'net_amount_cents', "c"."amount_cents" - "c"."deducted_cents", 'currency', "c"."currency", 'hold_until', "c"."hold_until",
   'is_test', "c"."is_test"),
-                           $3::timestamptz)
+                           $4::timestamptz)
     from "affiliate_sale_events" "s" join "commissions" "c" on "c"."sale_id" = "s"."id" where "s"."processor_event_id" = $1::text and "s"."id_namespace" = $2::text) w) as enqueued
       from "affiliate_sale_events" "s" left join "commissions" on "commissions"."sale_id" = "s"."id"
       where "s"."processor_event_id" = $1::text and "s"."id_namespace" = $2::text;

@@ -33,13 +33,11 @@ ALTER FUNCTION create_converted_customer(integer, integer, text, timestamp with 
 --> statement-breakpoint
 ALTER FUNCTION convert_customer(bigint, timestamp with time zone, timestamp with time zone, text, text, text, timestamp with time zone) SET enable_seqscan = off;
 --> statement-breakpoint
-ALTER FUNCTION link_payment_ids(text, text, json) SET enable_seqscan = off;
---> statement-breakpoint
 ALTER FUNCTION insert_sale_commission(text, text, bigint, text, text, timestamp with time zone, timestamp with time zone, timestamp with time zone) SET enable_seqscan = off;
 --> statement-breakpoint
 ALTER FUNCTION credit_sale_commission(text, text, timestamp with time zone) SET enable_seqscan = off;
 --> statement-breakpoint
-ALTER FUNCTION enqueue_sale_webhooks_returning_ids(text, text, timestamp with time zone) SET enable_seqscan = off;
+ALTER FUNCTION link_payment_ids_and_enqueue_webhooks(text, text, json, timestamp with time zone) SET enable_seqscan = off;
 --> statement-breakpoint
 ALTER FUNCTION read_refund_facts(text, text) SET enable_seqscan = off;
 --> statement-breakpoint

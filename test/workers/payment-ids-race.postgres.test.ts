@@ -1,6 +1,6 @@
 import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import { paymentIdsClaim, paymentIdsLink, saleInserts } from "../../lib/tracking/sale/sale-store.ts";
+import { paymentIdsClaim, saleInserts, saleLinkAndFinish } from "../../lib/tracking/sale/sale-store.ts";
 import { createProgram, db } from "./harness.ts";
 import { salesOf, txn } from "./sale-harness.ts";
 
@@ -43,7 +43,7 @@ function writeSale(
         now,
       }),
     ),
-    db.execute(paymentIdsLink.call({ ...payment, processorEventId: paymentId })),
+    db.execute(saleLinkAndFinish.call({ ...payment, processorEventId: paymentId, at: now })),
     db.execute(sql`select pg_sleep(${hold.beforeCommit}::float8)`),
   ]);
 }

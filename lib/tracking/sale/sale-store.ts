@@ -588,7 +588,7 @@ function idArray(ids: Placeholder): SQL {
 /**
  * Every id of the payment (`ids`, a JSON array of text) into the one ids index, not linked yet, FIRST in the
  * transaction: a concurrent writer of one of these ids (a sale, or a provider alias) waits here for the other
- * to commit, and then fails the guard of `paymentIdsLink`. An id already there (an alias kept unlinked) is
+ * to commit, and then fails the guard of `saleLinkAndFinish`. An id already there (an alias kept unlinked) is
  * left as it is, and linked there. A PL/pgSQL function (`keptPlanStatement`, migration 0037).
  */
 export const paymentIdsClaim = keptPlanStatement({
@@ -608,22 +608,38 @@ export const paymentIdsClaim = keptPlanStatement({
 });
 
 /**
- * The payment's ids (and aliases recorded unlinked before this sale existed) now point to the sale, guarded:
- * every row naming one of the ids must be one this statement linked. A row linked to a sale already (written
- * since the read) fails the guard, and so does one another transaction linked while this one waited for its
- * row lock (the update skips it; `matching`, read before the wait, still holds it): the batch aborts and the
- * retry's read answers the duplicate. Last of the ids' statements: the sale must exist. A PL/pgSQL function
- * (`keptPlanStatement`, migration 0037). The rows are found by one lookup per index, not by one `or` of both:
- * the generic plan of the `or` read every row of the namespace (EXPLAIN on the bench database).
+ * The sale write's last statement (a PL/pgSQL function, `keptPlanStatement`, migration 0037):
+ *
+ * - The payment's ids (and aliases recorded unlinked before this sale existed) now point to the sale,
+ *   guarded: every row naming one of the ids must be one this statement linked. A row linked to a sale
+ *   already (written since the read) fails the guard, and so does one another transaction linked while this
+ *   one waited for its row lock (the update skips it; `matching`, read before the wait, still holds it): the
+ *   batch aborts and the retry's read answers the duplicate. The rows are found by one lookup per index, not
+ *   by one `or` of both: the generic plan of the `or` read every row of the namespace (EXPLAIN on the bench
+ *   database).
+ * - The sale's webhooks (`sale.created`, and `commission.created` when the batch wrote a commission) into the
+ *   outbox, after the guard in the row's columns.
+ * - The ids written.
  */
-export const paymentIdsLink = keptPlanStatement({
-  functionName: "link_payment_ids",
-  names: ["processorEventId", "namespace", "ids"],
-  parameterTypes: { processorEventId: "text", namespace: "text", ids: "json" },
-  returns: [["linked", "boolean"]],
+export const saleLinkAndFinish = keptPlanStatement({
+  functionName: "link_payment_ids_and_enqueue_webhooks",
+  names: ["processorEventId", "namespace", "ids", "at"],
+  parameterTypes: {
+    processorEventId: "text",
+    namespace: "text",
+    ids: "json",
+    at: "timestamp with time zone",
+  },
+  returns: [
+    ["sale_id", "bigint"],
+    ["commission_id", "bigint"],
+    ["linked", "boolean"],
+    ["enqueued", "integer"],
+  ],
   build: (v) => {
     const t = paymentAliases;
     const a = alias(paymentAliases, "a");
+    const sale = saleKeyOf(v.processorEventId, v.namespace);
     return sql`
       with matching as (
         select ${a.id} from ${paymentAliases} ${a}
@@ -633,35 +649,17 @@ export const paymentIdsLink = keptPlanStatement({
         where ${a.namespace} = ${v.namespace}::text and ${a.paymentId} = any(${idArray(v.ids)})),
       linked_now as (
         update ${t}
-        set ${columnName(t.saleId)} = (select ${s.id} from ${saleEvents} ${s} where ${saleKeyOf(v.processorEventId, v.namespace)})
+        set ${columnName(t.saleId)} = (select ${s.id} from ${saleEvents} ${s} where ${sale})
         where ${t.id} in (select id from matching) and ${t.saleId} is null
         returning ${t.id})
-      select guard(not exists (select 1 from matching
-                               where not exists (select 1 from linked_now where linked_now.id = matching.id)),
-                   'payment recorded meanwhile') as linked`;
-  },
-});
-
-/**
- * The sale write's last statement: the sale's webhooks (`sale.created`, and `commission.created` when the
- * batch wrote a commission) into the outbox, and the ids written. A PL/pgSQL function (`keptPlanStatement`,
- * migration 0037); the subquery runs once, before the row is returned.
- */
-export const saleWebhooksAndIds = keptPlanStatement({
-  functionName: "enqueue_sale_webhooks_returning_ids",
-  names: ["processorEventId", "namespace", "at"],
-  parameterTypes: { processorEventId: "text", namespace: "text", at: "timestamp with time zone" },
-  returns: [
-    ["sale_id", "bigint"],
-    ["commission_id", "bigint"],
-    ["enqueued", "integer"],
-  ],
-  build: (p) => sql`
       select ${s.id} as sale_id, ${commissions.id} as commission_id,
-             (select count(*)::int from (
-                ${saleWebhooksStatement(saleKeyOf(p.processorEventId, p.namespace), p.at)}) w) as enqueued
+             guard(not exists (select 1 from matching
+                               where not exists (select 1 from linked_now where linked_now.id = matching.id)),
+                   'payment recorded meanwhile') as linked,
+             (select count(*)::int from (${saleWebhooksStatement(sale, v.at)}) w) as enqueued
       from ${saleEvents} ${s} left join ${commissions} on ${commissions.saleId} = ${s.id}
-      where ${saleKeyOf(p.processorEventId, p.namespace)}`,
+      where ${sale}`;
+  },
 });
 
 /**
@@ -693,9 +691,8 @@ export async function writeSale(
       (s): s is SQL => s !== null,
     ),
     saleInsert(decision, at, needsCommission),
-    paymentIdsLink.call({ ...sale, ids }),
     ...(withCommission ? commissionStatements(decision, at) : []),
-    saleWebhooksAndIds.call({ ...sale, at }),
+    saleLinkAndFinish.call({ ...sale, ids, at }),
   ];
   const results = await db.batch(
     statements.map((statement) => db.execute(statement)) as [ReturnType<Database["execute"]>],
