@@ -6,7 +6,8 @@
  * A fault is armed for a scope: only round trips that carry the `X-Fault-Scope` header with that value are
  * seen (the suite's driver adds it), so test files running in parallel against the one endpoint never hit
  * each other's faults. Of the round trips seen after arming (and, with `match`, only those with a statement
- * whose SQL text contains it), the `ordinal`-th and the `times - 1` after it fail.
+ * whose SQL text contains it; with `ignore`, none with a statement containing that), the `ordinal`-th and the
+ * `times - 1` after it fail.
  */
 
 export type FaultMode =
@@ -23,6 +24,12 @@ export interface FaultSpec {
   ordinal?: number;
   /** Case-insensitive substring of any statement of the round trip. */
   match?: string;
+  /**
+   * Case-insensitive substring: a round trip with a statement containing it is neither counted nor failed.
+   * For work of the scope that runs beside the request under test, at a time no test can wait for (a queue
+   * consumer's write, delivered when its batch's timeout ends).
+   */
+  ignore?: string;
   /** How many consecutive seen round trips fail, from `ordinal` on; default 1. */
   times?: number;
   /** SQLSTATE for "error". A 23xxx/P0001 code is deterministic (the statements were refused); 08/57/XX transient. */
@@ -79,9 +86,9 @@ export class FaultSwitch {
     const armed = this.faults.get(scope);
     if (!armed) return { kind: "pass" };
     const { spec } = armed;
-    const match = spec.match?.toLowerCase();
-    if (match !== undefined && !statements.some((s) => s.toLowerCase().includes(match)))
-      return { kind: "pass" };
+    const contains = (text: string) => statements.some((s) => s.toLowerCase().includes(text.toLowerCase()));
+    if (spec.match !== undefined && !contains(spec.match)) return { kind: "pass" };
+    if (spec.ignore !== undefined && contains(spec.ignore)) return { kind: "pass" };
     armed.seen++;
     if (armed.seen < (spec.ordinal ?? 1) || armed.fired >= (spec.times ?? 1)) return { kind: "pass" };
     armed.fired++;
@@ -118,7 +125,7 @@ function validated(value: unknown): FaultSpec {
   ) {
     throw new TypeError(`fault.delayMs must be an integer from 0 to ${MAX_DELAY_MS}`);
   }
-  for (const field of ["match", "code", "message"] as const) {
+  for (const field of ["match", "ignore", "code", "message"] as const) {
     if (spec[field] !== undefined && typeof spec[field] !== "string") {
       throw new TypeError(`fault.${field} must be a string`);
     }

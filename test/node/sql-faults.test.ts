@@ -63,6 +63,7 @@ describe("sql endpoint fault switch", () => {
     ["times 1.5", "arm", { scope: "s", fault: { mode: "error", times: 1.5 } }, "", 400, "fault.times"],
     ["a long delay", "arm", { scope: "s", fault: { mode: "timeout", delayMs: 60_000 } }, "", 400, "delayMs"],
     ["a numeric match", "arm", { scope: "s", fault: { mode: "error", match: 1 } }, "", 400, "fault.match"],
+    ["a numeric ignore", "arm", { scope: "s", fault: { mode: "error", ignore: 1 } }, "", 400, "fault.ignore"],
     ["a body that is not JSON", "arm", "{nope", "", 400, "request body is not valid JSON"],
   ])("refuses %s", async (_name, action, body, secretHeader, status, message) => {
     const response = await admin(action, body, secretHeader === "" ? undefined : secretHeader);
@@ -100,5 +101,14 @@ describe("sql endpoint fault switch", () => {
     await expect(sql`insert into fault_probe values (2)`).rejects.toThrow();
     endpoint.faults.clear("c");
     expect((await endpoint.query("select n from fault_probe")).rows).toEqual([{ n: "1" }]);
+  });
+
+  it("neither counts nor fails a round trip with a statement containing `ignore`", async () => {
+    const sql = scoped("d");
+    endpoint.faults.arm("d", { mode: "error", ordinal: 2, ignore: "select 'beside'" });
+    await expect(sql`select 1 as one`).resolves.toEqual([{ one: 1 }]);
+    await expect(sql`select 'beside' as b`).resolves.toEqual([{ b: "beside" }]);
+    await expect(sql`select 2`).rejects.toMatchObject({ code: "08006" });
+    expect(endpoint.faults.clear("d")).toEqual({ armed: true, seen: 2, fired: 1 });
   });
 });
