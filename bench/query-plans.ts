@@ -10,6 +10,7 @@
  * A kept-plan statement (`lib/db/kept-plan.ts`) is sent as the call of its PL/pgSQL function, whose plan
  * EXPLAIN does not open: the statement the function runs (its body, numbered as the call's parameters) is
  * prepared with the function's parameter types and its generic plan explained, the plan the function runs.
+ * A sequence of them (`lib/db/kept-plan-sequence.ts`) is explained as each step its call ran, with its values.
  *
  * Sequential scans are disabled (`enable_seqscan = off`) rather than data generated: on a small database the
  * planner rightly prefers scanning a few pages, which says nothing about 10 million rows.
@@ -26,7 +27,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
 import { startLocalStack } from "../dev/local-stack.ts";
-import { keptPlanStatements } from "../lib/kept-plan-statements.ts";
+import { keptPlanSequences, keptPlanStatements } from "../lib/kept-plan-statements.ts";
 import { signedCheckoutEvent } from "./checkout-event.ts";
 
 const databaseUrl = process.env.DATABASE_URL;
@@ -47,18 +48,27 @@ const keptPlanBodies = new Map(
 );
 /** Each kept-plan body's statement (its parameter types and settings). */
 const keptPlanOf = new Map(keptPlanStatements.map((statement) => [statement.body(), statement]));
+/** The call of each sequence of kept-plan statements: its steps' bodies are explained, each with its values. */
+const keptPlanSequenceOf = new Map(keptPlanSequences.map((sequence) => [sequence.callText(), sequence]));
 /** Each distinct statement with the parameters of its first few uses (the provider's read differs by step). */
 const recorded = new Map<string, (string | null)[][]>();
+function record(query: string, params: (string | null)[]): void {
+  const uses = recorded.get(query) ?? [];
+  if (uses.length < 8) uses.push(params);
+  recorded.set(query, uses);
+}
 const dataDir = await mkdtemp(join(tmpdir(), "affiliate-plans-"));
 const stack = await startLocalStack({
   dataDir,
   port: 0,
   databaseUrl,
   onStatement: (sent, params) => {
-    const query = keptPlanBodies.get(sent) ?? sent;
-    const uses = recorded.get(query) ?? [];
-    if (uses.length < 8) uses.push(params);
-    recorded.set(query, uses);
+    const sequence = keptPlanSequenceOf.get(sent);
+    if (sequence) {
+      for (const step of sequence.stepsOfCall(params)) record(step.statement.body(), step.params);
+    } else {
+      record(keptPlanBodies.get(sent) ?? sent, params);
+    }
   },
 });
 let exitCode = 0;

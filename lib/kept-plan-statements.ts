@@ -1,4 +1,5 @@
 import type { KeptPlanStatement } from "./db/kept-plan.ts";
+import type { KeptPlanSequence } from "./db/kept-plan-sequence.ts";
 import { readinessFactsStatement } from "./readiness/readiness-store.ts";
 import {
   deductionStatement,
@@ -6,6 +7,7 @@ import {
   refundCommissionStatement,
   refundFactsStatement,
   refundWebhookStatement,
+  refundWrite,
 } from "./refunds/refund-store.ts";
 import { clickStatement } from "./tracking/click/click-store.ts";
 import {
@@ -21,6 +23,7 @@ import {
   saleFactsStatement,
   saleInserts,
   saleLinkAndFinish,
+  saleWrite,
 } from "./tracking/sale/sale-store.ts";
 
 /**
@@ -51,3 +54,8 @@ export const keptPlanStatements: readonly KeptPlanStatement<readonly string[]>[]
   refundWebhookStatement,
   readinessFactsStatement,
 ];
+
+/** Every sequence of kept-plan statements run as one PL/pgSQL function (`keptPlanSequence`), likewise. */
+export const keptPlanSequences: readonly KeptPlanSequence<
+  Record<string, KeptPlanStatement<readonly string[]>>
+>[] = [saleWrite, refundWrite];

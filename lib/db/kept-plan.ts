@@ -21,6 +21,8 @@ import { type PreparedValue, preparedSql, render } from "./prepared-sql.ts";
  */
 export interface KeptPlanStatement<Names extends readonly string[]> {
   readonly functionName: string;
+  /** The parameters' names, in the function's order. */
+  readonly names: Names;
   /** The call the worker sends, one parameter per name in the order of `names`. */
   call(values: { [Name in Names[number]]: PreparedValue }): SQL;
   /** The call's text, as sent (`npm run plans` knows a kept statement by it). */
@@ -29,6 +31,8 @@ export interface KeptPlanStatement<Names extends readonly string[]> {
   readonly parameterTypes: readonly string[];
   /** The types of the function's result columns, in order (none for `RETURNS void`). */
   readonly resultTypes: readonly string[];
+  /** The function's result columns and their types, in order (none for `RETURNS void`). */
+  readonly resultColumns: readonly (readonly [column: string, type: string])[];
   /** The settings the function runs with, in order (`name = value`, as its definition sets them). */
   readonly settings: readonly string[];
   /** The statement as the function runs it: `$k` is the function's k-th parameter (the k-th name). */
@@ -123,8 +127,10 @@ export function keptPlanStatement<const Names extends readonly string[]>(
   const types = names.map((name: Names[number]) => parameterTypes[name]);
   return {
     functionName,
+    names,
     parameterTypes: types,
     resultTypes: returns.map(([, type]) => type),
+    resultColumns: returns,
     settings,
     call,
     callText: () => render(names, buildCall).text,

@@ -9,6 +9,7 @@ import { type ApiKeyRecord, apiKeyRecordFromRow, apiKeyRecordQuery } from "../au
 import type { Database } from "../db/client.ts";
 import { columnList, columnName, fromDriver } from "../db/columns.ts";
 import { keptPlanStatement } from "../db/kept-plan.ts";
+import { keptPlanSequence } from "../db/kept-plan-sequence.ts";
 import { commissionRefundedWebhookStatement } from "../webhooks/outbox-statements.ts";
 import type { RefundFacts, RefundWrite } from "./decide-refund.ts";
 
@@ -348,8 +349,24 @@ export const refundWebhookStatement = keptPlanStatement({
 });
 
 /**
+ * The refund write's statements as ONE statement (`keptPlanSequence`, migration 0041): the refund recorded
+ * (its row's id returned), then the commission's change, the balance deduction and the webhook when the
+ * sale has a commission. Four statements of a batch before.
+ */
+export const refundWrite = keptPlanSequence({
+  functionName: "write_refund",
+  steps: {
+    refund: recordRefundStatement,
+    commission: refundCommissionStatement,
+    deduction: deductionStatement,
+    webhook: refundWebhookStatement,
+  },
+  returnsFrom: "refund",
+});
+
+/**
  * Applies a decided refund in ONE transaction: the sale's cumulative refunded amount and the commission
- * change are guarded on the state that was read (a concurrent refund makes the batch abort and the request
+ * change are guarded on the state that was read (a concurrent refund makes the write abort and the request
  * re-decide), the refund row is unique per sale and idempotency key, and the balance deduction, its ledger
  * row and the fitting of open withdrawals happen in the same transaction as the status change.
  */
@@ -361,26 +378,24 @@ export async function writeRefund(
 ): Promise<{ refundRowId: number }> {
   const at = now.toISOString();
   const refundRow = { saleId: w.saleId, idempotencyKey: w.idempotencyKey };
-  const statements: SQL[] = [
-    recordRefundStatement.call({
+  const c = w.commission;
+  const write = refundWrite.call({
+    refund: {
       saleId: w.saleId,
       expectedRefundedCents: w.expectedRefundedCents,
-      commissionId: w.commission?.id ?? null,
+      commissionId: c?.id ?? null,
       idempotencyKey: w.idempotencyKey,
       refundId: w.refundId,
       requestedCents,
       amountCents: w.appliedCents,
       refundedTotalCents: w.newRefundedCents,
-      deductionCents: w.commission?.balanceDeductionCents ?? 0,
+      deductionCents: c?.balanceDeductionCents ?? 0,
       reason: w.reason,
       refundReason: w.recordedReason,
       at,
-    }),
-  ];
-  const c = w.commission;
-  if (c) {
-    statements.push(
-      refundCommissionStatement.call({
+    },
+    ...(c && {
+      commission: {
         commissionId: c.id,
         expectedVersion: c.expectedVersion,
         status: c.status,
@@ -388,15 +403,14 @@ export async function writeRefund(
         refundReason: w.recordedReason,
         flagForReview: c.flagForReview,
         at,
-      }),
-    );
-    if (c.balanceDeductionCents > 0) {
-      statements.push(
-        deductionStatement.call({ commissionId: c.id, cents: c.balanceDeductionCents, ...refundRow, at }),
-      );
-    }
-    statements.push(refundWebhookStatement.call({ commissionId: c.id, ...refundRow, at }));
-  }
-  const results = await db.batch(statements.map((s) => db.execute(s)) as [ReturnType<Database["execute"]>]);
-  return { refundRowId: fromDriver(refunds.id, results[0]?.rows[0]?.refund_id) };
+      },
+      deduction:
+        c.balanceDeductionCents > 0
+          ? { commissionId: c.id, cents: c.balanceDeductionCents, ...refundRow, at }
+          : null,
+      webhook: { commissionId: c.id, ...refundRow, at },
+    }),
+  });
+  const result = await db.execute(write);
+  return { refundRowId: fromDriver(refunds.id, result.rows[0]?.refund_id) };
 }

@@ -11,7 +11,8 @@ import { drizzle } from "drizzle-orm/pglite";
 import { migrate } from "drizzle-orm/pglite/migrator";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { keptPlanStatement } from "../../lib/db/kept-plan.ts";
-import { keptPlanStatements } from "../../lib/kept-plan-statements.ts";
+import { keptPlanSequence } from "../../lib/db/kept-plan-sequence.ts";
+import { keptPlanSequences, keptPlanStatements } from "../../lib/kept-plan-statements.ts";
 
 const dialect = new PgDialect();
 
@@ -44,26 +45,34 @@ describe("the migrations define every kept-plan statement as its TypeScript says
       }
     });
 
-    it(`${statement.functionName}: source, parameters and result as migrated`, async () => {
-      const { rows } = await db.query<{ source: string; args: string; result: string; config: string[] }>(
-        `select prosrc as source, pg_get_function_arguments(oid) as args, pg_get_function_result(oid) as result,
-                proconfig as config
-           from pg_proc where proname = $1`,
-        [statement.functionName],
-      );
-      const hint = `a new migration must define it (npm run db:kept-plans -- ${statement.functionName}):\n${statement.definition()}`;
-      expect(rows, hint).toHaveLength(1);
-      const migrated = rows[0];
-      const [, args, result] =
-        /^CREATE OR REPLACE FUNCTION \w+\((.*)\)\nRETURNS (.*)\n/.exec(statement.definition()) ?? [];
-      expect(migrated?.source, hint).toBe(statement.source());
-      expect(migrated?.args, hint).toBe(args);
-      // pg_get_function_result prints `TABLE(a x, ...)`, the definition `TABLE (a x, ...)`.
-      expect(migrated?.result, hint).toBe(result?.replace(/^TABLE \(/, "TABLE("));
-      expect(migrated?.config, hint).toEqual(
-        statement.settings.map((setting) => setting.replace(" = ", "=")),
-      );
-    });
+    it(`${statement.functionName}: source, parameters and result as migrated`, () =>
+      expectMigrated(statement));
+  }
+
+  for (const sequence of keptPlanSequences) {
+    it(`${sequence.functionName}: source, parameters and result as migrated`, () => expectMigrated(sequence));
+  }
+
+  /** The function the migrations leave is the one `definition()` holds, settings included. */
+  async function expectMigrated(
+    statement: (typeof keptPlanStatements)[number] | (typeof keptPlanSequences)[number],
+  ) {
+    const { rows } = await db.query<{ source: string; args: string; result: string; config: string[] }>(
+      `select prosrc as source, pg_get_function_arguments(oid) as args, pg_get_function_result(oid) as result,
+              proconfig as config
+         from pg_proc where proname = $1`,
+      [statement.functionName],
+    );
+    const hint = `a new migration must define it (npm run db:kept-plans -- ${statement.functionName}):\n${statement.definition()}`;
+    expect(rows, hint).toHaveLength(1);
+    const migrated = rows[0];
+    const [, args, result] =
+      /^CREATE OR REPLACE FUNCTION \w+\((.*)\)\nRETURNS (.*)\n/.exec(statement.definition()) ?? [];
+    expect(migrated?.source, hint).toBe(statement.source());
+    expect(migrated?.args, hint).toBe(args);
+    // pg_get_function_result prints `TABLE(a x, ...)`, the definition `TABLE (a x, ...)`.
+    expect(migrated?.result, hint).toBe(result?.replace(/^TABLE \(/, "TABLE("));
+    expect(migrated?.config, hint).toEqual(statement.settings.map((setting) => setting.replace(" = ", "=")));
   }
 });
 
@@ -152,5 +161,125 @@ describe("keptPlanStatement", () => {
         build: () => sql`select 1`,
       }),
     ).toThrow("function name Record-Click");
+  });
+});
+
+describe("keptPlanSequence", () => {
+  const insert = keptPlanStatement({
+    functionName: "sequence_probe_insert",
+    names: ["value", "label"],
+    parameterTypes: { value: "integer", label: "text" },
+    returns: [],
+    build: (q) => sql`insert into probe (value, label) values (${q.value}::int, ${q.label}::text)`,
+  });
+  const guarded = keptPlanStatement({
+    functionName: "sequence_probe_guarded",
+    names: ["at", "flag"],
+    parameterTypes: { at: "timestamp with time zone", flag: "boolean" },
+    returns: [],
+    build: (q) => sql`insert into probe (value, label)
+      select case when ${q.flag}::boolean then -1 else 0 end, to_char(${q.at}::timestamptz at time zone 'UTC', 'YYYY-MM-DD')`,
+  });
+  const total = keptPlanStatement({
+    functionName: "sequence_probe_total",
+    names: ["plus"],
+    parameterTypes: { plus: "bigint" },
+    returns: [
+      ["total", "bigint"],
+      ["labels", "text"],
+    ],
+    build: (q) =>
+      sql`select sum(value)::bigint + ${q.plus}::bigint as total, string_agg(label, ',' order by label) as labels from probe`,
+  });
+  const sequence = keptPlanSequence({
+    functionName: "sequence_probe",
+    steps: { first: insert, second: guarded, total, after: insert },
+    returnsFrom: "total",
+  });
+
+  async function probeDatabase(): Promise<PGlite> {
+    const db = new PGlite();
+    await db.exec("create table probe (value integer check (value >= 0), label text)");
+    for (const s of [insert, guarded, total]) await db.exec(s.definition());
+    await db.exec(sequence.definition());
+    return db;
+  }
+
+  async function run(db: PGlite, values: Parameters<typeof sequence.call>[0]) {
+    const { sql: text, params } = dialect.sqlToQuery(sequence.call(values));
+    return db.query(
+      text,
+      params.map((p) => (p === null ? null : String(p))),
+    );
+  }
+
+  it("calls the function with one jsonb parameter per step, null for a step that does not run", () => {
+    expect(
+      dialect.sqlToQuery(sequence.call({ first: { label: "a", value: 2 }, total: { plus: 1 } })),
+    ).toEqual({
+      sql: "select * from sequence_probe($1, $2, $3, $4)",
+      params: ['[2,"a"]', null, "[1]", null],
+      typings: ["none", "none", "none", "none"],
+    });
+    expect(sequence.definition()).toContain("RETURNS TABLE (total bigint, labels text)");
+  });
+
+  it("runs the given steps in order, each seeing the writes before it, and returns the chosen step's rows (PGlite)", async () => {
+    const db = await probeDatabase();
+    try {
+      const { rows } = await run(db, {
+        first: { value: 2, label: "b" },
+        second: { at: "2026-11-25T10:00:00.000Z", flag: false },
+        total: { plus: 40 },
+        after: { value: 100, label: "z" },
+      });
+      expect(rows).toEqual([{ total: 42, labels: "2026-11-25,b" }]);
+      expect((await db.query("select value from probe order by value")).rows).toEqual([
+        { value: 0 },
+        { value: 2 },
+        { value: 100 },
+      ]);
+      // Skipped steps write nothing; a lone surrogate is stored as the replacement character, as a parameter of its own was.
+      await run(db, { after: { value: 7, label: "x\uD800" } });
+      expect((await db.query("select label from probe where value = 7")).rows).toEqual([
+        { label: "x\uFFFD" },
+      ]);
+    } finally {
+      await db.close();
+    }
+  });
+
+  it("aborts the whole call when a step fails: the steps before it are undone (PGlite)", async () => {
+    const db = await probeDatabase();
+    try {
+      await expect(
+        run(db, { first: { value: 1, label: "a" }, second: { at: "2026-11-25T10:00:00.000Z", flag: true } }),
+      ).rejects.toThrow('violates check constraint "probe_value_check"');
+      expect((await db.query("select count(*)::int as n from probe")).rows).toEqual([{ n: 0 }]);
+    } finally {
+      await db.close();
+    }
+  });
+
+  it("refuses a placeholder or a missing value for a step", () => {
+    expect(() => sequence.call({ total: {} as { plus: number } })).toThrow(
+      "sequence_probe_total: no value for plus",
+    );
+    expect(() => sequence.call({ total: { plus: sql.placeholder("plus") } })).toThrow(
+      "sequence_probe_total: plus is not a value",
+    );
+  });
+
+  it("gives each step that ran its statement's parameters, as text (npm run plans)", () => {
+    const { params } = dialect.sqlToQuery(
+      sequence.call({
+        first: { value: 2, label: "b" },
+        second: { at: "2026-11-25T10:00:00.000Z", flag: true },
+      }),
+    );
+    expect(sequence.stepsOfCall(params as (string | null)[])).toEqual([
+      { statement: insert, params: ["2", "b"] },
+      { statement: guarded, params: ["2026-11-25T10:00:00.000Z", "true"] },
+    ]);
   });
 });

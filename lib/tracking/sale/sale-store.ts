@@ -16,6 +16,7 @@ import {
 import type { Database } from "../../db/client.ts";
 import { columnList, columnName, fromDriver, fromDriverOrNull } from "../../db/columns.ts";
 import { keptPlanStatement } from "../../db/kept-plan.ts";
+import { keptPlanSequence } from "../../db/kept-plan-sequence.ts";
 import { type PaymentNamespace, paymentNamespace } from "../../sales/payment-namespace.ts";
 import { saleWebhooksStatement } from "../../webhooks/outbox-statements.ts";
 import { customerByClick } from "../customer-by-click.ts";
@@ -339,9 +340,10 @@ export const customerWrites = {
   }),
 };
 
-function customerStatement(decision: Recorded, now: string): SQL | null {
+/** The customer's step of the sale write: created from its click, converted, or none. */
+function customerStep(decision: Recorded, now: string): SaleWriteSteps {
   const c = decision.customer;
-  if (c.kind === "none") return null;
+  if (c.kind === "none") return {};
   const common = {
     emailHash: c.email?.hash ?? null,
     emailMasked: c.email?.masked ?? null,
@@ -350,21 +352,25 @@ function customerStatement(decision: Recorded, now: string): SQL | null {
     now,
   };
   if (c.kind === "create") {
-    return customerWrites.create.call({
-      ...common,
-      programId: c.programId,
-      partnerId: c.partnerId,
-      clickId: c.clickId,
-      clickedAt: c.clickedAt.toISOString(),
-      customerKey: c.customerKey ?? null,
-      signedUpAt: c.signedUpAt?.toISOString() ?? null,
-    });
+    return {
+      customerCreate: {
+        ...common,
+        programId: c.programId,
+        partnerId: c.partnerId,
+        clickId: c.clickId,
+        clickedAt: c.clickedAt.toISOString(),
+        customerKey: c.customerKey ?? null,
+        signedUpAt: c.signedUpAt?.toISOString() ?? null,
+      },
+    };
   }
-  return customerWrites.update.call({
-    ...common,
-    id: c.id,
-    expectedFirstCommissionAt: c.expectedFirstCommissionAt?.toISOString() ?? null,
-  });
+  return {
+    customerUpdate: {
+      ...common,
+      id: c.id,
+      expectedFirstCommissionAt: c.expectedFirstCommissionAt?.toISOString() ?? null,
+    },
+  };
 }
 
 /** A payment settles the open provisional leads of the customer's click (spec section 3, Lead). */
@@ -493,7 +499,8 @@ export const saleInserts = {
   }),
 };
 
-function saleInsert(decision: Recorded, now: string, needsCommission: boolean): SQL {
+/** The sale insert's step: one per way the sale names its customer. */
+function saleStep(decision: Recorded, now: string, needsCommission: boolean): SaleWriteSteps {
   const s = decision.sale;
   const values = {
     processorEventId: s.processorEventId,
@@ -518,11 +525,11 @@ function saleInsert(decision: Recorded, now: string, needsCommission: boolean): 
     now,
   };
   const c = decision.customer;
-  if (c.kind === "update") return saleInserts.update.call({ ...values, customerId: c.id });
+  if (c.kind === "update") return { saleOfCustomer: { ...values, customerId: c.id } };
   if (c.kind === "create") {
-    return saleInserts.create.call({ ...values, customerProgramId: c.programId, customerClickId: c.clickId });
+    return { saleOfNewCustomer: { ...values, customerProgramId: c.programId, customerClickId: c.clickId } };
   }
-  return saleInserts.none.call(values);
+  return { sale: values };
 }
 
 function namespaceOf(decision: Recorded): PaymentNamespace {
@@ -572,12 +579,13 @@ export const saleCommissionCredit = keptPlanStatement({
   build: (v) => creditCommissionStatement(commissionOfSale(saleKeyOf(v.processorEventId, v.namespace)), v.at),
 });
 
-function commissionStatements(decision: Recorded, at: string): SQL[] {
+/** The commission's steps: its insert and, approved at once, its credit. */
+function commissionSteps(decision: Recorded, at: string): SaleWriteSteps {
   const plan = decision.commission;
-  if (!plan) return [];
+  if (!plan) return {};
   const sale = { processorEventId: decision.sale.processorEventId, namespace: namespaceOf(decision) };
-  const insert = saleCommissionInsert.call({ ...sale, ...commissionValues(plan, at) });
-  return plan.status === "approved" ? [insert, saleCommissionCredit.call({ ...sale, at })] : [insert];
+  const commission = { ...sale, ...commissionValues(plan, at) };
+  return plan.status === "approved" ? { commission, credit: { ...sale, at } } : { commission };
 }
 
 /** The payment's ids as a text array, from the JSON array the worker sends (one parameter, any length). */
@@ -663,6 +671,29 @@ export const saleLinkAndFinish = keptPlanStatement({
 });
 
 /**
+ * The sale write's statements as ONE statement (`keptPlanSequence`, migration 0041), in this order: the
+ * payment's ids claimed, the customer created or converted, the sale, its commission and credit, and the
+ * ids linked with the webhooks. Up to six statements of a batch before.
+ */
+export const saleWrite = keptPlanSequence({
+  functionName: "write_sale",
+  steps: {
+    claim: paymentIdsClaim,
+    customerCreate: customerWrites.create,
+    customerUpdate: customerWrites.update,
+    sale: saleInserts.none,
+    saleOfCustomer: saleInserts.update,
+    saleOfNewCustomer: saleInserts.create,
+    commission: saleCommissionInsert,
+    credit: saleCommissionCredit,
+    finish: saleLinkAndFinish,
+  },
+  returnsFrom: "finish",
+});
+
+type SaleWriteSteps = Parameters<typeof saleWrite.call>[0];
+
+/**
  * Writes the decided sale in ONE transaction (one round trip): the payment's ids (its own and `aliases`) in
  * the ids index, customer, sale, commission and, for an approved commission, its ledger credit and balance.
  * Returns the ids. `aliases`: the payment's other ids (the provider's invoice id of a sale keyed by its
@@ -680,24 +711,26 @@ export async function writeSale(
   const ids = JSON.stringify([decision.sale.processorEventId, ...aliases]);
   const needsCommission = !withCommission && decision.commission !== null;
   const sale = { processorEventId: decision.sale.processorEventId, namespace: namespaceOf(decision) };
-  const statements: SQL[] = [
-    paymentIdsClaim.call({
+  const write = saleWrite.call({
+    claim: {
       programId: decision.sale.programId,
       namespace: sale.namespace,
       paymentId: sale.processorEventId,
       ids,
-    }),
-    ...[customerStatement(decision, at), settleProvisionalStatement(decision, at)].filter(
-      (s): s is SQL => s !== null,
-    ),
-    saleInsert(decision, at, needsCommission),
-    ...(withCommission ? commissionStatements(decision, at) : []),
-    saleLinkAndFinish.call({ ...sale, ids, at }),
-  ];
+    },
+    ...customerStep(decision, at),
+    ...saleStep(decision, at, needsCommission),
+    ...(withCommission ? commissionSteps(decision, at) : {}),
+    finish: { ...sale, ids, at },
+  });
+  // Settling the click's provisional leads reads the customer the write made: after it, in its transaction.
+  const settle = settleProvisionalStatement(decision, at);
   const results = await db.batch(
-    statements.map((statement) => db.execute(statement)) as [ReturnType<Database["execute"]>],
+    (settle ? [db.execute(write), db.execute(settle)] : [db.execute(write)]) as [
+      ReturnType<Database["execute"]>,
+    ],
   );
-  const written = results[results.length - 1]?.rows[0];
+  const written = results[0]?.rows[0];
   if (!written) throw new Error("sale write returned no ids");
   return {
     saleId: fromDriver(s.id, written.sale_id),

@@ -1,0 +1,145 @@
+import { sql } from "drizzle-orm";
+import { GENERIC_PLANS, type KeptPlanStatement } from "./kept-plan.ts";
+import { type PreparedValue, preparedSql, render } from "./prepared-sql.ts";
+
+type AnyKeptPlan = KeptPlanStatement<readonly string[]>;
+
+/** The values of one step: those its statement's `call` takes (values only: a placeholder is refused). */
+export type StepValues<Step> =
+  Step extends KeptPlanStatement<infer Names> ? { [Name in Names[number]]: PreparedValue } : never;
+
+/**
+ * Several kept-plan statements (`lib/db/kept-plan.ts`) run in order by ONE PL/pgSQL function, so that a write
+ * of several statements is sent as one. Each step is optional: the call passes the values of the steps
+ * that run, and the function skips the others. The function returns the rows of one step (`returnsFrom`),
+ * or nothing.
+ *
+ * Why: every statement of a batch is a query of its own for the SQL endpoint and for PostgreSQL (its
+ * parse, bind and execute, its result sent back and read), and for the worker a part of the request's body
+ * to write and of the answer to read. A sale's write was up to six such statements, a refund's four
+ * (`npm run bench` prints statements per request and the CPU each process spent).
+ *
+ * How: one `jsonb` parameter per step, the JSON array of the step's values in its statement's order, or
+ * null for a step that does not run; the function casts each element to the statement's parameter type
+ * (`($1->>0)::bigint`) and calls the statement's own function. A step's statements run as they ran in the
+ * batch: in the same transaction, each seeing the writes of those before it; a guard or a constraint that
+ * fails aborts the whole call with the same error as before.
+ *
+ * The function must say exactly what this file says: `test/node/kept-plans.test.ts` compares it with the
+ * migrations, as for every kept-plan statement.
+ */
+export interface KeptPlanSequence<Steps extends Record<string, AnyKeptPlan>> {
+  readonly functionName: string;
+  /** The steps, in the order they run. */
+  readonly steps: readonly (readonly [key: keyof Steps & string, statement: AnyKeptPlan])[];
+  /** The call: a step given no values (omitted or null) is skipped. */
+  call(values: { [Key in keyof Steps]?: StepValues<Steps[Key]> | null }): ReturnType<AnyKeptPlan["call"]>;
+  /** The call's text, as sent (`npm run plans` knows a sequence by it). */
+  callText(): string;
+  /**
+   * The steps a call ran, each with the parameters its statement got (as text, as the driver sends them),
+   * from the call's own parameters: `npm run plans` explains each step's statement with them.
+   */
+  stepsOfCall(params: readonly (string | null)[]): { statement: AnyKeptPlan; params: (string | null)[] }[];
+  readonly parameterTypes: readonly string[];
+  readonly resultTypes: readonly string[];
+  readonly settings: readonly string[];
+  /** The function's source: what `prosrc` holds once a migration ran `definition()`. */
+  source(): string;
+  /** `CREATE OR REPLACE FUNCTION ...`, as a migration holds it. */
+  definition(): string;
+}
+
+export interface KeptPlanSequenceSpec<Steps extends Record<string, AnyKeptPlan>> {
+  functionName: string;
+  /** The steps, in the order they run (the object's key order). */
+  steps: Steps;
+  /** The step whose rows the function returns; none: it returns nothing (`RETURNS void`). */
+  returnsFrom?: keyof Steps & string;
+}
+
+const SOURCE_QUOTE = "$kept$";
+
+export function keptPlanSequence<const Steps extends Record<string, AnyKeptPlan>>(
+  spec: KeptPlanSequenceSpec<Steps>,
+): KeptPlanSequence<Steps> {
+  const { functionName, returnsFrom } = spec;
+  if (!/^[a-z_][a-z0-9_]*$/.test(functionName)) throw new Error(`function name ${functionName}`);
+  const steps = Object.entries(spec.steps) as [keyof Steps & string, AnyKeptPlan][];
+  const keys = steps.map(([key]) => key);
+  const returning = returnsFrom === undefined ? undefined : spec.steps[returnsFrom];
+  if (returnsFrom !== undefined && !returning) throw new Error(`${functionName}: no step ${returnsFrom}`);
+
+  const buildCall = (q: Record<string, ReturnType<typeof sql.placeholder>>) =>
+    sql`select * from ${sql.raw(functionName)}(${sql.join(
+      keys.map((key) => q[key]),
+      sql`, `,
+    )})`;
+  const call = preparedSql(keys, buildCall);
+
+  const source = (): string => {
+    const lines = steps.map(([key, statement], index) => {
+      const parameter = `$${index + 1}`;
+      const args = statement.parameterTypes.map((type, k) => `(${parameter}->>${k})::${type}`).join(", ");
+      const run =
+        key === returnsFrom
+          ? `RETURN QUERY SELECT * FROM ${statement.functionName}(${args});`
+          : `PERFORM ${statement.functionName}(${args});`;
+      return `  IF ${parameter} IS NOT NULL THEN\n    ${run}\n  END IF;\n`;
+    });
+    return `\nBEGIN\n${lines.join("")}END;\n`;
+  };
+  const resultTypes = returning?.resultTypes ?? [];
+  const settings = [GENERIC_PLANS];
+
+  return {
+    functionName,
+    steps,
+    call: (values) =>
+      call(
+        Object.fromEntries(
+          steps.map(([key, statement]) => [key, stepParameter(statement, values[key] ?? null)]),
+        ) as Record<keyof Steps & string, PreparedValue>,
+      ),
+    callText: () => render(keys, buildCall).text,
+    stepsOfCall: (params) =>
+      steps.flatMap(([, statement], index) => {
+        const given = params[index];
+        if (given === null || given === undefined) return [];
+        const values = JSON.parse(given) as unknown[];
+        return [{ statement, params: values.map((v) => (v === null ? null : String(v))) }];
+      }),
+    parameterTypes: steps.map(() => "jsonb"),
+    resultTypes,
+    settings,
+    source,
+    definition: () =>
+      `CREATE OR REPLACE FUNCTION ${functionName}(${steps.map(() => "jsonb").join(", ")})\n` +
+      `RETURNS ${returning ? `TABLE (${returning.resultColumns.map(([c, t]) => `${c} ${t}`).join(", ")})` : "void"}\n` +
+      `LANGUAGE plpgsql ${settings.map((setting) => `SET ${setting}`).join(" ")} AS ` +
+      `${SOURCE_QUOTE}${source()}${SOURCE_QUOTE};`,
+  };
+}
+
+/** A step's parameter: the JSON array of its values in its statement's order, or null when it is skipped. */
+function stepParameter(statement: AnyKeptPlan, values: Record<string, PreparedValue> | null): string | null {
+  if (values === null) return null;
+  return JSON.stringify(
+    statement.names.map((name) => {
+      const value = values[name];
+      if (value === undefined) throw new Error(`${statement.functionName}: no value for ${name}`);
+      if (typeof value === "object" && value !== null) {
+        throw new Error(`${statement.functionName}: ${name} is not a value`);
+      }
+      return typeof value === "string" ? wellFormed(value) : value;
+    }),
+  );
+}
+
+/**
+ * A lone surrogate written as a JSON escape is refused by `jsonb`; sent as a parameter of its own it was
+ * stored as U+FFFD, the replacement character. The step's values keep that.
+ */
+function wellFormed(value: string): string {
+  return value.replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, "\uFFFD");
+}
