@@ -103,11 +103,20 @@ const rowsFor = (dedupeKey: string) =>
   db.select().from(notifications).where(eq(notifications.dedupeKey, dedupeKey));
 
 describe("injected faults: the notifications queue consumer", () => {
-  it("one message is one round trip", async () => {
+  it("one message is one round trip, and so is a batch of them", async () => {
     const p = await createProgram();
     expect(await faults.roundTripsOf(() => deliver(message(p.programId, p.partnerIds[0]), 1))).toBe(
       ROUND_TRIPS.consumer,
     );
+    const sent = [1, 2, 3].map(() => message(p.programId, p.partnerIds[0]));
+    const batch = createMessageBatch<unknown>(
+      "affiliate-notifications",
+      sent.map((body, i) => ({ id: `b${i}`, timestamp: new Date(), attempts: 1, body })),
+    );
+    const ctx = createExecutionContext();
+    expect(await faults.roundTripsOf(() => worker.queue(batch, env, ctx))).toBe(ROUND_TRIPS.consumer);
+    expect((await getQueueResult(batch, ctx)).explicitAcks.sort()).toEqual(["b0", "b1", "b2"]);
+    for (const body of sent) expect(await rowsFor(body.dedupe_key)).toHaveLength(1);
   });
 
   it.each(faultCases(ROUND_TRIPS.consumer))("%s at round trip %i", async (name, ordinal, fault) => {

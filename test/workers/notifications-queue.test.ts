@@ -49,6 +49,24 @@ describe("notifications queue consumer", () => {
     expect(await rowsFor(sent.dedupe_key)).toHaveLength(1);
   });
 
+  it("writes every readable message of a batch, and acknowledges the unreadable one beside them", async () => {
+    const sent = [message(), message({ recipient_type: "advertiser", kind: "manual_review" })];
+    const batch = createMessageBatch<unknown>("affiliate-notifications", [
+      { id: "a", timestamp: new Date(), attempts: 1, body: sent[0] },
+      { id: "bad", timestamp: new Date(), attempts: 1, body: { nonsense: true } },
+      { id: "b", timestamp: new Date(), attempts: 1, body: sent[1] },
+    ]);
+    const ctx = createExecutionContext();
+    await worker.queue(batch, env, ctx);
+    expect((await getQueueResult(batch, ctx)).explicitAcks.sort()).toEqual(["a", "b", "bad"]);
+    expect(await rowsFor(sent[0]!.dedupe_key)).toMatchObject([
+      { recipientType: "partner", kind: "commission_reversed", payload: { commission_id: 1 } },
+    ]);
+    expect(await rowsFor(sent[1]!.dedupe_key)).toMatchObject([
+      { recipientType: "advertiser", recipientId: 1, programId: null, kind: "manual_review" },
+    ]);
+  });
+
   it("acknowledges an unreadable message instead of retrying it forever", async () => {
     const batch = createMessageBatch<unknown>("affiliate-notifications", [
       { id: "bad", timestamp: new Date(), attempts: 1, body: { nonsense: true } },
@@ -61,13 +79,14 @@ describe("notifications queue consumer", () => {
   it("retries with backoff when the database write fails", async () => {
     const batch = createMessageBatch<unknown>("affiliate-notifications", [
       { id: "m", timestamp: new Date(), attempts: 3, body: message() },
+      { id: "n", timestamp: new Date(), attempts: 1, body: message() },
     ]);
     const ctx = createExecutionContext();
     // The database endpoint answers 404 on this path, so the write fails the way an outage would.
     const unreachable = { ...env, NEON_FETCH_ENDPOINT: `${inject("sqlEndpointUrl")}-unavailable` };
     await worker.queue(batch, unreachable, ctx);
     const result = await getQueueResult(batch, ctx);
-    expect(result.retryMessages).toEqual([{ msgId: "m" }]);
+    expect(result.retryMessages).toEqual([{ msgId: "m" }, { msgId: "n" }]);
     expect(result.explicitAcks).toEqual([]);
     expect([1, 2, 3, 4, 10].map(retryDelaySeconds)).toEqual([5, 10, 20, 40, 600]);
   });
