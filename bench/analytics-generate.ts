@@ -13,6 +13,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { seedDemo } from "../dev/seed.ts";
 import { startSqlEndpoint } from "../dev/sql-endpoint.ts";
+import { CLICK_DIMENSION_COLUMNS, clickDimensionsOf } from "../lib/analytics/click-dimensions-sql.ts";
 
 const databaseUrl = process.env.DATABASE_URL;
 if (!databaseUrl || !/^postgres(ql)?:\/\//i.test(databaseUrl)) {
@@ -66,8 +67,10 @@ try {
       await q(
         `with l as (select row_number() over (order by id) - 1 as n, id, partner_id from referral_links
                     where program_id = $1 and short_link like 'bench%')
-         insert into affiliate_click_events (click_id, program_id, partner_id, link_id, affiliate_url, referrer, is_test, created_at)
-         select 'bclk_' || g, $1, l.partner_id, l.id,
+         insert into affiliate_click_events (click_id, program_id, partner_id, link_id, affiliate_url, referrer, is_test,
+                                             created_at, ${CLICK_DIMENSION_COLUMNS})
+         select c.*, ${clickDimensionsOf("c")}
+         from (select 'bclk_' || g, $1::int, l.partner_id, l.id,
                 'https://shop.example' || (array['/', '/pricing', '/blog/launch', '/features', '/docs/start'])[1 + g % 5]
                   || '?aff=x' || case when g % 4 = 3 then '' else
                   '&utm_source=' || (array['google', 'newsletter', 'twitter', 'caf%C3%A9+club', 'bing', 'reddit'])[1 + (g / 7) % 6]
@@ -79,7 +82,7 @@ try {
                 g % 50 = 0,
                 now() - interval '${span}' + (g::double precision / $3) * interval '${span}'
          from generate_series($4::bigint, $5::bigint) g
-         join l on l.n = (g * 7919) % $2`,
+         join l on l.n = (g * 7919) % $2) c(click_id, program_id, partner_id, link_id, affiliate_url, referrer, is_test, created_at)`,
         [programId, linkCount, clicks, from, to],
       );
       // A lead per 20 clicks, ten minutes after its click; a quarter of them provisional.

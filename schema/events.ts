@@ -45,15 +45,16 @@ export const clickEvents = pgTable(
     uaHash: text("ua_hash"),
     isTest: boolean("is_test").notNull().default(false),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
-    /** Analytics dimensions, derived by the database at insert from the URLs above (migration 0010). */
-    referrerDomain: text("referrer_domain").generatedAlwaysAs(sql`analytics_url_host("referrer")`),
-    utmSource: text("utm_source").generatedAlwaysAs(sql`analytics_url_param("affiliate_url", 'utm_source')`),
-    utmMedium: text("utm_medium").generatedAlwaysAs(sql`analytics_url_param("affiliate_url", 'utm_medium')`),
-    utmCampaign: text("utm_campaign").generatedAlwaysAs(
-      sql`analytics_url_param("affiliate_url", 'utm_campaign')`,
-    ),
-    landingPage: text("landing_page").generatedAlwaysAs(sql`analytics_url_page("affiliate_url")`),
-    landingOrigin: text("landing_origin").generatedAlwaysAs(sql`analytics_url_origin("affiliate_url")`),
+    /**
+     * Analytics dimensions, derived from the URLs above by the worker that records the click
+     * (`lib/analytics/click-dimensions.ts`); generated columns of the database from migration 0010 to 0042.
+     */
+    referrerDomain: text("referrer_domain"),
+    utmSource: text("utm_source"),
+    utmMedium: text("utm_medium"),
+    utmCampaign: text("utm_campaign"),
+    landingPage: text("landing_page"),
+    landingOrigin: text("landing_origin"),
   },
   (t) => [
     uniqueIndex("affiliate_click_events_click_id_unique").on(t.clickId),

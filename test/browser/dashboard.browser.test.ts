@@ -71,9 +71,11 @@ async function liveTraffic(): Promise<void> {
     }
   }
   await stack.sql.query(
-    `insert into affiliate_click_events (click_id, program_id, partner_id, link_id, affiliate_url, referrer, is_test, created_at)
+    `insert into affiliate_click_events (click_id, program_id, partner_id, link_id, affiliate_url, referrer, is_test, created_at,
+                                         referrer_domain, utm_source, utm_medium, utm_campaign, landing_page, landing_origin)
      select 'history-' || c.id || '-' || d || '-' || n, c.program_id, c.partner_id, c.link_id, c.affiliate_url, c.referrer, false,
-            now() - make_interval(days => d, hours => n)
+            now() - make_interval(days => d, hours => n),
+            c.referrer_domain, c.utm_source, c.utm_medium, c.utm_campaign, c.landing_page, c.landing_origin
        from affiliate_click_events c, generate_series(1, 29) d, generate_series(1, 3 + (d * 7) % 9) n
       where c.program_id = $1 and not c.is_test`,
     [demo.program_id],

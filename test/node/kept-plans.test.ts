@@ -25,7 +25,7 @@ describe("the migrations define every kept-plan statement as its TypeScript says
   afterAll(() => db.close());
 
   it("lists the click's statement", () => {
-    expect(keptPlanStatements.map((s) => s.functionName)).toContain("record_click");
+    expect(keptPlanStatements.map((s) => s.functionName)).toContain("record_click_with_dimensions");
   });
 
   for (const statement of keptPlanStatements) {

@@ -1,3 +1,4 @@
+import { clickDimensions } from "../../lib/analytics/click-dimensions.ts";
 import { clickEvents, commissions, customers, leadEvents, refunds, saleEvents } from "../../schema/index.ts";
 import { db, type ProgramFixture, unique } from "./harness.ts";
 
@@ -100,15 +101,18 @@ export async function insertAnalyticsDataSet(
     const live = random() > 0.1;
     const clickId = unique("clk");
     const utm = source.utm ? `&utm_source=${source.utm}&utm_medium=cpc&utm_campaign=spring` : "";
+    const affiliateUrl = `${origin}${page}?aff=${p.links[which]}${utm}`;
     clickRows.push({
       clickId,
       programId: p.programId,
       partnerId: p.partnerIds[which],
       linkId: linkIds[which],
-      affiliateUrl: `${origin}${page}?aff=${p.links[which]}${utm}`,
+      affiliateUrl,
       referrer: source.referrer,
       isTest: !live,
       createdAt: at,
+      // As the click route writes them.
+      ...clickDimensions(affiliateUrl, source.referrer),
     });
     const dims: FactDims = {
       partner: String(p.partnerIds[which]),

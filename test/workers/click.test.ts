@@ -311,3 +311,36 @@ describe("click with keys in test mode", () => {
     expect(response.status).toBe(200);
   });
 });
+
+describe("POST /api/v1/track/click: the click's analytics dimensions", () => {
+  const landing =
+    "https://WWW.Shop.Example/Pricing?aff=CODE&utm_source=News%20Letter&utm_medium=email&utm_campaign=caf%C3%A9+club#top";
+  const dimensions = {
+    referrerDomain: "news.example",
+    utmSource: "News Letter",
+    utmMedium: "email",
+    utmCampaign: "café club",
+    landingPage: "shop.example/Pricing",
+    landingOrigin: "https://www.shop.example",
+  };
+
+  it("are derived from its URLs and written with it", async () => {
+    const p = await createProgram();
+    const response = await postJson(clickPath, {
+      affiliate_url: landing.replace("CODE", p.links[0]!),
+      referrer: "https://www.News.Example/today",
+    });
+    expect(response.status).toBe(200);
+    expect((await clicksOfProgram(p.programId))[0]).toMatchObject(dimensions);
+  });
+
+  it("a worker deployed before migration 0042 (record_click) still gets them written, by the database", async () => {
+    const p = await createProgram();
+    const clickId = `clk_before_0042_${p.programId}`;
+    const result = await db.execute<{ recorded: boolean }>(sql`
+      select * from record_click(${p.links[0]}, null, now(), null, false, ${clickId},
+        ${landing.replace("CODE", p.links[0]!)}, 'https://www.News.Example/today', null, null, null, null, false, null)`);
+    expect(result.rows[0]?.recorded).toBe(true);
+    expect((await clicksOfProgram(p.programId))[0]).toMatchObject({ clickId, ...dimensions });
+  });
+});

@@ -3,8 +3,9 @@ import { alias } from "drizzle-orm/pg-core";
 import { clickEvents } from "../../../schema/events.ts";
 import { referralLinks } from "../../../schema/partners.ts";
 import { programApiKeys, programs } from "../../../schema/programs.ts";
+import { type ClickDimensions, clickDimensions } from "../../analytics/click-dimensions.ts";
 import type { Database } from "../../db/client.ts";
-import { columnName } from "../../db/columns.ts";
+import { columnList, columnName } from "../../db/columns.ts";
 import { keptPlanStatement } from "../../db/kept-plan.ts";
 import type { DeviceHashes } from "../../fraud/device-hash.ts";
 import type { ClickFacts } from "./decide-click.ts";
@@ -41,13 +42,23 @@ type ClickRow = {
   recorded: boolean;
 };
 
+/** The click's analytics dimensions, derived by the worker (`lib/analytics/click-dimensions.ts`). */
+const DIMENSIONS = [
+  "referrerDomain",
+  "utmSource",
+  "utmMedium",
+  "utmCampaign",
+  "landingPage",
+  "landingOrigin",
+] as const satisfies readonly (keyof ClickDimensions)[];
+
 /**
- * The click's one statement, run as the PL/pgSQL function `record_click` (`keptPlanStatement`, migration
- * 0026), so that PostgreSQL parses and plans it once per connection instead of on every click: the click's
+ * The click's one statement, run as the PL/pgSQL function `record_click_with_dimensions` (`keptPlanStatement`,
+ * migrations 0026 and 0042), so that PostgreSQL parses and plans it once per connection instead of on every click: the click's
  * CPU in the database, sent as text, was mostly parse and plan (`npm run bench` prints it per process).
  */
 export const clickStatement = keptPlanStatement({
-  functionName: "record_click",
+  functionName: "record_click_with_dimensions",
   names: [
     "code",
     "keyHash",
@@ -63,6 +74,7 @@ export const clickStatement = keptPlanStatement({
     "requestedProgramId",
     "checkKeyProgram",
     "eventProgramId",
+    ...DIMENSIONS,
   ],
   parameterTypes: {
     code: "text",
@@ -79,6 +91,12 @@ export const clickStatement = keptPlanStatement({
     requestedProgramId: "integer",
     checkKeyProgram: "boolean",
     eventProgramId: "integer",
+    referrerDomain: "text",
+    utmSource: "text",
+    utmMedium: "text",
+    utmCampaign: "text",
+    landingPage: "text",
+    landingOrigin: "text",
   },
   returns: [
     ["link", "json"],
@@ -120,10 +138,12 @@ export const clickStatement = keptPlanStatement({
         (${columnName(c.clickId)}, ${columnName(c.programId)}, ${columnName(c.partnerId)}, ${columnName(c.linkId)},
          ${columnName(c.visitorClickId)}, ${columnName(c.affiliateUrl)}, ${columnName(c.referrer)},
          ${columnName(c.userAgent)}, ${columnName(c.ipHash)}, ${columnName(c.uaHash)}, ${columnName(c.isTest)},
-         ${columnName(c.createdAt)})
+         ${columnName(c.createdAt)}, ${columnList(c.referrerDomain, c.utmSource, c.utmMedium, c.utmCampaign, c.landingPage, c.landingOrigin)})
       select ${q.newClickId}, link.program_id, link.partner_id, link.id, (select click_id from retained),
              ${q.affiliateUrl}, ${q.referrer}::text, ${q.userAgent}::text, ${q.ipHash}::text,
-             ${q.uaHash}::text, ${q.testMode}::boolean, ${q.now}::timestamptz
+             ${q.uaHash}::text, ${q.testMode}::boolean, ${q.now}::timestamptz,
+             ${q.referrerDomain}::text, ${q.utmSource}::text, ${q.utmMedium}::text, ${q.utmCampaign}::text,
+             ${q.landingPage}::text, ${q.landingOrigin}::text
       from link
       where link.is_active
         and link.partner_id is not null
@@ -170,6 +190,7 @@ export async function readFactsAndRecordClick(
       requestedProgramId: w.requestedProgramId,
       checkKeyProgram: w.testMode && w.keyHash !== null && w.eventProgramId !== null,
       eventProgramId: w.eventProgramId,
+      ...clickDimensions(w.affiliateUrl, w.referrer),
     }),
   );
 
