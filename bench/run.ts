@@ -49,6 +49,12 @@ interface ScenarioContext {
    * (credited) commission, made through the API before the run. Empty when that scenario is not selected.
    */
   refundableTransactionIds: string[];
+  /**
+   * For the lead-server scenario: clicks of demo program 1 no lead has named yet, one per request, and how
+   * many of them the scenario has used. Empty when that scenario is not selected.
+   */
+  freshClickIds: string[];
+  freshClicksUsed: number;
 }
 
 /** One endpoint under load. `n` numbers the requests of a run (unique per request). */
@@ -113,6 +119,20 @@ const SCENARIOS: readonly Scenario[] = [
     path: "/api/v1/track/lead",
     expectedStatus: 200,
     body: ({ clickIds }, n) => ({ click_id: clickIds[n % clickIds.length] }),
+  },
+  {
+    // A server lead (the program's key) on a click no lead has named, with a new customer key: the
+    // customer is created with status `lead` and the event written with its webhook, in one write.
+    name: "lead-server",
+    floor: "floor-2",
+    method: "POST",
+    path: "/api/v1/track/lead",
+    expectedStatus: 200,
+    body: (context, n) => ({
+      click_id: context.freshClickIds[context.freshClicksUsed++],
+      customer_key: `bench-${context.runId}-lead-${n}`,
+    }),
+    headers: ({ apiKeys }, n) => ({ authorization: `Bearer ${apiKeys[n % apiKeys.length]}` }),
   },
   {
     // An attributed sale on the demo's recurring-free percent program: each click's first sale pays a
@@ -207,6 +227,7 @@ async function prepareContext(
   target: LocalStack,
   demo: Demo,
   withRefundableSales: boolean,
+  freshClicks: number,
 ): Promise<ScenarioContext> {
   const program = demo.programs[0];
   if (!program) throw new Error("the demo has no program");
@@ -233,7 +254,27 @@ async function prepareContext(
   const refundableTransactionIds = withRefundableSales
     ? await prepareRefundableSales(target, program.active_links, apiKeys, runId)
     : [];
-  return { demo, apiKeys, clickIds, runId, refundableTransactionIds };
+  const freshClickIds = await prepareFreshClicks(target, program.program_id, runId, freshClicks);
+  return { demo, apiKeys, clickIds, runId, refundableTransactionIds, freshClickIds, freshClicksUsed: 0 };
+}
+
+/** Clicks of the program's first active link, written directly (the click route is not what is measured). */
+async function prepareFreshClicks(
+  target: LocalStack,
+  programId: number,
+  runId: string,
+  count: number,
+): Promise<string[]> {
+  if (count === 0) return [];
+  const prefix = `bench-${runId}-fresh-`;
+  await target.sql.query(
+    `insert into affiliate_click_events (click_id, program_id, partner_id, link_id, affiliate_url, created_at)
+     select $2 || g, l.program_id, l.partner_id, l.id, 'https://shop.example/?aff=' || l.short_link, now()
+     from generate_series(1, $3::int) g,
+          (select * from referral_links where program_id = $1 and is_active order by id limit 1) l`,
+    [programId, prefix, count],
+  );
+  return Array.from({ length: count }, (_, i) => `${prefix}${i + 1}`);
 }
 
 /**
@@ -383,6 +424,8 @@ try {
     stack,
     demo,
     scenarios.some((s) => s.name === "refund"),
+    // Above any rate this machine reaches, for the warm-up and the measured run.
+    scenarios.some((s) => s.name === "lead-server") ? (seconds + 5) * 3_000 : 0,
   );
   const results: Figures[] = [];
   // Each scenario is measured right after its own floor: on a machine shared with other work the load drifts

@@ -11,9 +11,12 @@ import {
 } from "./refunds/refund-store.ts";
 import { clickStatement } from "./tracking/click/click-store.ts";
 import {
+  leadCustomerWrites,
   leadEventInserts,
   leadFactsStatement,
+  leadWrite,
   provisionalLeadEventInsert,
+  provisionalLeadsSettle,
 } from "./tracking/lead/lead-store.ts";
 import {
   customerWrites,
@@ -38,6 +41,9 @@ export const keptPlanStatements: readonly KeptPlanStatement<readonly string[]>[]
   leadEventInserts.existing,
   leadEventInserts.created,
   provisionalLeadEventInsert,
+  leadCustomerWrites.create,
+  leadCustomerWrites.promote,
+  provisionalLeadsSettle,
   saleInserts.none,
   saleInserts.update,
   saleInserts.create,
@@ -58,4 +64,4 @@ export const keptPlanStatements: readonly KeptPlanStatement<readonly string[]>[]
 /** Every sequence of kept-plan statements run as one PL/pgSQL function (`keptPlanSequence`), likewise. */
 export const keptPlanSequences: readonly KeptPlanSequence<
   Record<string, KeptPlanStatement<readonly string[]>>
->[] = [saleWrite, refundWrite];
+>[] = [leadWrite, saleWrite, refundWrite];

@@ -11,8 +11,9 @@ export type StepValues<Step> =
 /**
  * Several kept-plan statements (`lib/db/kept-plan.ts`) run in order by ONE PL/pgSQL function, so that a write
  * of several statements is sent as one. Each step is optional: the call passes the values of the steps
- * that run, and the function skips the others. The function returns the rows of one step (`returnsFrom`),
- * or nothing.
+ * that run, and the function skips the others. The function returns the rows of the steps named in
+ * `returnsFrom` that ran (alternatives of one result, such as one insert per way of naming a customer), or
+ * nothing.
  *
  * Why: every statement of a batch is a query of its own for the SQL endpoint and for PostgreSQL (its
  * parse, bind and execute, its result sent back and read), and for the worker a part of the request's body
@@ -54,8 +55,11 @@ export interface KeptPlanSequenceSpec<Steps extends Record<string, AnyKeptPlan>>
   functionName: string;
   /** The steps, in the order they run (the object's key order). */
   steps: Steps;
-  /** The step whose rows the function returns; none: it returns nothing (`RETURNS void`). */
-  returnsFrom?: keyof Steps & string;
+  /**
+   * The step, or the steps, whose rows the function returns (they must have the same result columns); none:
+   * it returns nothing (`RETURNS void`).
+   */
+  returnsFrom?: (keyof Steps & string) | readonly (keyof Steps & string)[];
 }
 
 const SOURCE_QUOTE = "$kept$";
@@ -63,12 +67,29 @@ const SOURCE_QUOTE = "$kept$";
 export function keptPlanSequence<const Steps extends Record<string, AnyKeptPlan>>(
   spec: KeptPlanSequenceSpec<Steps>,
 ): KeptPlanSequence<Steps> {
-  const { functionName, returnsFrom } = spec;
+  const { functionName } = spec;
   if (!/^[a-z_][a-z0-9_]*$/.test(functionName)) throw new Error(`function name ${functionName}`);
   const steps = Object.entries(spec.steps) as [keyof Steps & string, AnyKeptPlan][];
   const keys = steps.map(([key]) => key);
-  const returning = returnsFrom === undefined ? undefined : spec.steps[returnsFrom];
-  if (returnsFrom !== undefined && !returning) throw new Error(`${functionName}: no step ${returnsFrom}`);
+  const returnsFrom: readonly string[] =
+    spec.returnsFrom === undefined
+      ? []
+      : typeof spec.returnsFrom === "string"
+        ? [spec.returnsFrom]
+        : spec.returnsFrom;
+  const returningSteps = returnsFrom.map((key) => {
+    const step = spec.steps[key];
+    if (!step) throw new Error(`${functionName}: no step ${key}`);
+    return step;
+  });
+  const returning = returningSteps[0];
+  for (const step of returningSteps) {
+    if (JSON.stringify(step.resultColumns) !== JSON.stringify(returning?.resultColumns)) {
+      throw new Error(
+        `${functionName}: ${step.functionName} returns other columns than ${returning?.functionName}`,
+      );
+    }
+  }
 
   const buildCall = (q: Record<string, ReturnType<typeof sql.placeholder>>) =>
     sql`select * from ${sql.raw(functionName)}(${sql.join(
@@ -81,10 +102,9 @@ export function keptPlanSequence<const Steps extends Record<string, AnyKeptPlan>
     const lines = steps.map(([key, statement], index) => {
       const parameter = `$${index + 1}`;
       const args = statement.parameterTypes.map((type, k) => `(${parameter}->>${k})::${type}`).join(", ");
-      const run =
-        key === returnsFrom
-          ? `RETURN QUERY SELECT * FROM ${statement.functionName}(${args});`
-          : `PERFORM ${statement.functionName}(${args});`;
+      const run = returnsFrom.includes(key)
+        ? `RETURN QUERY SELECT * FROM ${statement.functionName}(${args});`
+        : `PERFORM ${statement.functionName}(${args});`;
       return `  IF ${parameter} IS NOT NULL THEN\n    ${run}\n  END IF;\n`;
     });
     return `\nBEGIN\n${lines.join("")}END;\n`;

@@ -261,6 +261,47 @@ describe("keptPlanSequence", () => {
     }
   });
 
+  it("returns the rows of whichever of several alternative steps ran, and refuses alternatives of other columns", async () => {
+    const other = keptPlanStatement({
+      functionName: "sequence_probe_other_total",
+      names: ["plus"],
+      parameterTypes: { plus: "bigint" },
+      returns: [
+        ["total", "bigint"],
+        ["labels", "text"],
+      ],
+      build: (q) => sql`select ${q.plus}::bigint * 10 as total, 'other'::text as labels`,
+    });
+    const either = keptPlanSequence({
+      functionName: "sequence_probe_either",
+      steps: { first: insert, total, other },
+      returnsFrom: ["total", "other"],
+    });
+    expect(either.definition()).toContain("RETURNS TABLE (total bigint, labels text)");
+    const db = await probeDatabase();
+    try {
+      await db.exec(other.definition());
+      await db.exec(either.definition());
+      const { sql: text, params } = dialect.sqlToQuery(
+        either.call({ first: { value: 1, label: "a" }, other: { plus: 4 } }),
+      );
+      const { rows } = await db.query(
+        text,
+        params.map((p) => (p === null ? null : String(p))),
+      );
+      expect(rows).toEqual([{ total: 40, labels: "other" }]);
+    } finally {
+      await db.close();
+    }
+    expect(() =>
+      keptPlanSequence({
+        functionName: "sequence_probe_mixed",
+        steps: { insert, total },
+        returnsFrom: ["insert", "total"],
+      }),
+    ).toThrow("sequence_probe_mixed: sequence_probe_total returns other columns than sequence_probe_insert");
+  });
+
   it("refuses a placeholder or a missing value for a step", () => {
     expect(() => sequence.call({ total: {} as { plus: number } })).toThrow(
       "sequence_probe_total: no value for plus",

@@ -1,4 +1,4 @@
-import { and, eq, isNull, type Placeholder, type SQL, sql } from "drizzle-orm";
+import { type Placeholder, type SQL, sql } from "drizzle-orm";
 import { alias } from "drizzle-orm/pg-core";
 import {
   type CustomerStatus,
@@ -12,6 +12,7 @@ import { apiKeyRecordFromRow, apiKeyRecordQuery } from "../../auth/program-key.t
 import type { Database } from "../../db/client.ts";
 import { columnList, columnName, fromDriver } from "../../db/columns.ts";
 import { keptPlanStatement } from "../../db/kept-plan.ts";
+import { keptPlanSequence } from "../../db/kept-plan-sequence.ts";
 import type { DeviceHashes } from "../../fraud/device-hash.ts";
 import { leadCreatedWebhook } from "../../webhooks/outbox-statements.ts";
 import { customerByClick } from "../customer-by-click.ts";
@@ -264,12 +265,6 @@ export const leadEventInserts = {
   }),
 };
 
-/** How the lead event names its customer: none, an existing one, or the one the same batch creates. */
-type LeadEventCustomer =
-  | { kind: "none" }
-  | { kind: "existing"; customerId: number }
-  | { kind: "created"; programId: number; clickId: string };
-
 function leadEventValues(e: LeadEventRow, device: DeviceHashes | null) {
   return {
     programId: e.programId,
@@ -287,20 +282,6 @@ function leadEventValues(e: LeadEventRow, device: DeviceHashes | null) {
     isTest: e.isTest,
     createdAt: e.createdAt.toISOString(),
   };
-}
-
-function leadEventInsert(e: LeadEventRow, customer: LeadEventCustomer, device: DeviceHashes | null): SQL {
-  const values = leadEventValues(e, device);
-  if (customer.kind === "existing")
-    return leadEventInserts.existing.call({ ...values, customerId: customer.customerId });
-  if (customer.kind === "created") {
-    return leadEventInserts.created.call({
-      ...values,
-      customerProgramId: customer.programId,
-      customerClickId: customer.clickId,
-    });
-  }
-  return leadEventInserts.none.call(values);
 }
 
 /**
@@ -340,7 +321,133 @@ export const provisionalLeadEventInsert = keptPlanStatement({
 });
 
 /**
- * Writes what `decideLead` decided in ONE round trip: one `db.batch`, one transaction. Race safety:
+ * The server lead's customer, created from its click with status `lead`, or an existing `clicked` one
+ * promoted, each a PL/pgSQL function (`keptPlanStatement`, migration 0043; sent as text before). A new
+ * customer relies on the unique (program, click) and (program, customer_key) constraints; the promotion is
+ * guarded on the status the rules read.
+ */
+export const leadCustomerWrites = {
+  create: keptPlanStatement({
+    functionName: "create_lead_customer",
+    names: [
+      "programId",
+      "partnerId",
+      "clickId",
+      "clickedAt",
+      "customerKey",
+      "emailHash",
+      "emailMasked",
+      "signedUpAt",
+    ],
+    parameterTypes: {
+      programId: "integer",
+      partnerId: "integer",
+      clickId: "text",
+      clickedAt: "timestamp with time zone",
+      customerKey: "text",
+      emailHash: "text",
+      emailMasked: "text",
+      signedUpAt: "timestamp with time zone",
+    },
+    returns: [],
+    build: (v) => {
+      const t = customers;
+      return sql`
+      insert into ${t} (${columnList(
+        t.programId,
+        t.partnerId,
+        t.clickId,
+        t.clickedAt,
+        t.customerKey,
+        t.status,
+        t.emailHash,
+        t.emailMasked,
+        t.signedUpAt,
+        t.createdAt,
+        t.updatedAt,
+      )})
+      values (${v.programId}::int, ${v.partnerId}::int, ${v.clickId}::text, ${v.clickedAt}::timestamptz,
+              ${v.customerKey}::text, 'lead', ${v.emailHash}::text, ${v.emailMasked}::text,
+              ${v.signedUpAt}::timestamptz, ${v.signedUpAt}::timestamptz, ${v.signedUpAt}::timestamptz)`;
+    },
+  }),
+  promote: keptPlanStatement({
+    functionName: "promote_customer_to_lead",
+    names: ["customerId", "customerKey", "emailHash", "emailMasked", "signedUpAt"],
+    parameterTypes: {
+      customerId: "bigint",
+      customerKey: "text",
+      emailHash: "text",
+      emailMasked: "text",
+      signedUpAt: "timestamp with time zone",
+    },
+    returns: [["promoted", "boolean"]],
+    build: (v) => {
+      const t = customers;
+      return sql`
+      with promoted as (
+        update ${t}
+        set ${columnName(t.status)} = 'lead',
+            ${columnName(t.customerKey)} = coalesce(${v.customerKey}::text, ${t.customerKey}),
+            ${columnName(t.emailHash)} = coalesce(${v.emailHash}::text, ${t.emailHash}),
+            ${columnName(t.emailMasked)} = coalesce(${v.emailMasked}::text, ${t.emailMasked}),
+            ${columnName(t.signedUpAt)} = ${v.signedUpAt}::timestamptz,
+            ${columnName(t.updatedAt)} = ${v.signedUpAt}::timestamptz
+        where ${t.id} = ${v.customerId}::bigint and ${t.status} = 'clicked'
+        returning ${t.id})
+      select guard(exists (select 1 from promoted), 'lead-customer-still-clicked') as promoted`;
+    },
+  }),
+};
+
+/**
+ * A settling lead marks its click's open provisional leads settled, naming the customer: `customerId`, or
+ * the one the same write creates from the click (`customerProgramId`, `customerClickId`). A PL/pgSQL
+ * function (`keptPlanStatement`, migration 0043), written as the partial index's predicate so the plan uses it.
+ */
+export const provisionalLeadsSettle = keptPlanStatement({
+  functionName: "settle_provisional_leads",
+  names: ["programId", "clickId", "settledAt", "customerId", "customerProgramId", "customerClickId"],
+  parameterTypes: {
+    programId: "integer",
+    clickId: "text",
+    settledAt: "timestamp with time zone",
+    customerId: "bigint",
+    customerProgramId: "integer",
+    customerClickId: "text",
+  },
+  returns: [],
+  build: (v) => {
+    const l = leadEvents;
+    return sql`
+      update ${l}
+      set ${columnName(l.settledAt)} = ${v.settledAt}::timestamptz,
+          ${columnName(l.customerId)} =
+            coalesce(${v.customerId}::bigint, ${customerByClick(v.customerProgramId, v.customerClickId)})
+      where ${l.programId} = ${v.programId}::int and ${l.clickId} = ${v.clickId}::text
+        and ${l.provisional} and ${l.settledAt} is null and not ${l.isTest}`;
+  },
+});
+
+/**
+ * A server lead's write as ONE statement (`keptPlanSequence`, migration 0043): its customer created or
+ * promoted, its click's provisional leads settled, and the event with its webhook. Up to three statements
+ * of a batch before.
+ */
+export const leadWrite = keptPlanSequence({
+  functionName: "write_lead",
+  steps: {
+    customerCreate: leadCustomerWrites.create,
+    customerPromote: leadCustomerWrites.promote,
+    settle: provisionalLeadsSettle,
+    eventOfCustomer: leadEventInserts.existing,
+    eventOfNewCustomer: leadEventInserts.created,
+  },
+  returnsFrom: ["eventOfCustomer", "eventOfNewCustomer"],
+});
+
+/**
+ * Writes what `decideLead` decided in ONE round trip and one statement. Race safety:
  * - a new customer relies on the unique (program, click) and (program, customer_key) constraints, so of two
  *   identical leads one commits and the other fails with 23505 and re-reads (`leadConflictConstraints`);
  * - promoting an existing `clicked` customer is guarded on that status;
@@ -354,88 +461,68 @@ export async function writeLead(
   device: DeviceHashes | null = null,
 ): Promise<{ leadEventId: number }> {
   const e = write.leadEvent;
+  const values = leadEventValues(e, device);
 
   if (write.kind === "test") {
-    const [inserted] = await db.batch([db.execute(leadEventInsert(e, { kind: "none" }, device))]);
-    return { leadEventId: idOf(inserted) };
+    return { leadEventId: idOf(await db.execute(leadEventInserts.none.call(values))) };
   }
 
   if (write.kind === "provisional") {
     const u = write.unchanged;
-    const [inserted] = await db.batch([
-      db.execute(
-        provisionalLeadEventInsert.call({
-          ...leadEventValues(e, device),
-          unchangedProgramId: u.programId,
-          unchangedClickId: u.clickId,
-          unchangedCustomerKey: u.customerKey,
-        }),
-      ),
-    ]);
+    const inserted = await db.execute(
+      provisionalLeadEventInsert.call({
+        ...values,
+        unchangedProgramId: u.programId,
+        unchangedClickId: u.clickId,
+        unchangedCustomerKey: u.customerKey,
+      }),
+    );
     return { leadEventId: idOf(inserted) };
   }
 
   const c = write.customer;
-  const t = customers;
-  const customerId: SQL | number =
-    c.kind === "create" ? customerByClick(c.programId, c.clickId) : c.customerId;
-  const eventCustomer: LeadEventCustomer =
-    c.kind === "create"
-      ? { kind: "created", programId: c.programId, clickId: c.clickId }
-      : { kind: "existing", customerId: c.customerId };
-  const customerStatement =
-    c.kind === "create"
-      ? db.insert(customers).values({
-          programId: c.programId,
-          partnerId: c.partnerId,
-          clickId: c.clickId,
-          clickedAt: c.clickedAt,
-          customerKey: c.customerKey,
-          status: "lead",
-          emailHash: c.email?.hash ?? null,
-          emailMasked: c.email?.masked ?? null,
-          signedUpAt: c.signedUpAt,
-          createdAt: c.signedUpAt,
-          updatedAt: c.signedUpAt,
-        })
-      : db.execute(sql`
-          with promoted as (
-            update ${t}
-            set ${columnName(t.status)} = 'lead',
-                ${columnName(t.customerKey)} = coalesce(${c.customerKey}::text, ${t.customerKey}),
-                ${columnName(t.emailHash)} = coalesce(${c.email?.hash ?? null}::text, ${t.emailHash}),
-                ${columnName(t.emailMasked)} = coalesce(${c.email?.masked ?? null}::text, ${t.emailMasked}),
-                ${columnName(t.signedUpAt)} = ${c.signedUpAt.toISOString()}::timestamptz,
-                ${columnName(t.updatedAt)} = ${c.signedUpAt.toISOString()}::timestamptz
-            where ${t.id} = ${c.customerId} and ${t.status} = 'clicked'
-            returning ${t.id}
-          )
-          select guard(exists (select 1 from promoted), 'lead-customer-still-clicked')`);
   const settle = write.settleProvisionalOf;
-  const settleStatement = settle
-    ? db
-        .update(leadEvents)
-        .set({ settledAt: e.settledAt, customerId })
-        .where(
-          and(
-            eq(leadEvents.programId, settle.programId),
-            eq(leadEvents.clickId, settle.clickId),
-            // Written as the partial index's predicate, so the planner can use it.
-            sql`${leadEvents.provisional}`,
-            isNull(leadEvents.settledAt),
-            eq(leadEvents.isTest, false),
-          ),
-        )
-    : null;
-  const [, ...rest] = settleStatement
-    ? await db.batch([
-        customerStatement,
-        settleStatement,
-        db.execute(leadEventInsert(e, eventCustomer, device)),
-      ])
-    : await db.batch([customerStatement, db.execute(leadEventInsert(e, eventCustomer, device))]);
-  // The lead event's insert (with its webhook) is the last statement.
-  return { leadEventId: idOf(rest[rest.length - 1]) };
+  const settling = settle && {
+    programId: settle.programId,
+    clickId: settle.clickId,
+    settledAt: e.settledAt?.toISOString() ?? null,
+  };
+  const email = { emailHash: c.email?.hash ?? null, emailMasked: c.email?.masked ?? null };
+  const signedUpAt = c.signedUpAt.toISOString();
+  const written = await db.execute(
+    leadWrite.call(
+      c.kind === "create"
+        ? {
+            customerCreate: {
+              programId: c.programId,
+              partnerId: c.partnerId,
+              clickId: c.clickId,
+              clickedAt: c.clickedAt.toISOString(),
+              customerKey: c.customerKey,
+              ...email,
+              signedUpAt,
+            },
+            settle: settling && {
+              ...settling,
+              customerId: null,
+              customerProgramId: c.programId,
+              customerClickId: c.clickId,
+            },
+            eventOfNewCustomer: { ...values, customerProgramId: c.programId, customerClickId: c.clickId },
+          }
+        : {
+            customerPromote: { customerId: c.customerId, customerKey: c.customerKey, ...email, signedUpAt },
+            settle: settling && {
+              ...settling,
+              customerId: c.customerId,
+              customerProgramId: null,
+              customerClickId: null,
+            },
+            eventOfCustomer: { ...values, customerId: c.customerId },
+          },
+    ),
+  );
+  return { leadEventId: idOf(written) };
 }
 
 function idOf(inserted: unknown): number {
