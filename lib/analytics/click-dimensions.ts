@@ -47,7 +47,7 @@ export function urlParam(url: string, name: keyof typeof PARAMS): string | null 
 export function urlHost(url: string): string | null {
   const host = HOST.exec(url)?.[1];
   if (host === undefined) return null;
-  return nullIfEmpty(host.toLowerCase().replace(/^www\./, ""));
+  return nullIfEmpty(lowerCase(host).replace(/^www\./, ""));
 }
 
 /** host + path of an absolute URL (no query, no fragment), at most 300 characters. */
@@ -60,7 +60,8 @@ export function urlPage(url: string): string | null {
 
 /** scheme://host[:port] of an absolute URL, lower-cased: the page origin a browser would send. */
 export function urlOrigin(url: string): string | null {
-  return ORIGIN.exec(url)?.[0].toLowerCase() ?? null;
+  const origin = ORIGIN.exec(url)?.[0];
+  return origin === undefined ? null : lowerCase(origin);
 }
 
 /** Fails on what is not UTF-8; a leading byte order mark is kept, as PostgreSQL's `convert_from` keeps it. */
@@ -85,6 +86,19 @@ export function urlDecode(value: string): string {
   } catch {
     return value;
   }
+}
+
+/**
+ * `lower(s)` as PostgreSQL computes it under a UTF-8 locale (C.UTF-8 here and on Neon): each character on
+ * its own, one for one, where JavaScript's `toLowerCase` applies context (a final sigma) and may give two
+ * (`İ`). Browsers send hosts in ASCII (punycode), so this matters only for hand-written URLs.
+ */
+function lowerCase(value: string): string {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: the ASCII range, control characters included.
+  if (!/[^\u0000-\u007f]/.test(value)) return value.toLowerCase();
+  return Array.from(value, (character) =>
+    String.fromCodePoint(character.toLowerCase().codePointAt(0) ?? 0),
+  ).join("");
 }
 
 /** `btrim(s)`: spaces only. */

@@ -1,6 +1,7 @@
 import { sql } from "drizzle-orm";
 import { GENERIC_PLANS, type KeptPlanStatement } from "./kept-plan.ts";
 import { type PreparedValue, preparedSql, render } from "./prepared-sql.ts";
+import { wellFormedJson } from "./well-formed-json.ts";
 
 type AnyKeptPlan = KeptPlanStatement<readonly string[]>;
 
@@ -144,22 +145,18 @@ export function keptPlanSequence<const Steps extends Record<string, AnyKeptPlan>
 /** A step's parameter: the JSON array of its values in its statement's order, or null when it is skipped. */
 function stepParameter(statement: AnyKeptPlan, values: Record<string, PreparedValue> | null): string | null {
   if (values === null) return null;
-  return JSON.stringify(
+  return wellFormedJson(
     statement.names.map((name) => {
       const value = values[name];
       if (value === undefined) throw new Error(`${statement.functionName}: no value for ${name}`);
       if (typeof value === "object" && value !== null) {
         throw new Error(`${statement.functionName}: ${name} is not a value`);
       }
-      return typeof value === "string" ? wellFormed(value) : value;
+      // JSON has no NaN or infinity: written as null, the value would be stored as SQL NULL, not refused.
+      if (typeof value === "number" && !Number.isFinite(value)) {
+        throw new Error(`${statement.functionName}: ${name} is not a finite number`);
+      }
+      return value;
     }),
   );
-}
-
-/**
- * A lone surrogate written as a JSON escape is refused by `jsonb`; sent as a parameter of its own it was
- * stored as U+FFFD, the replacement character. The step's values keep that.
- */
-function wellFormed(value: string): string {
-  return value.replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, "\uFFFD");
 }

@@ -6,8 +6,9 @@ import { z } from "zod";
  */
 export const NotificationMessageSchema = z.object({
   recipient_type: z.enum(["partner", "advertiser"]),
-  recipient_id: z.number().int().positive(),
-  program_id: z.number().int().positive().nullable(),
+  // The columns are PostgreSQL integers: a larger id could never be written.
+  recipient_id: z.number().int().positive().max(2_147_483_647),
+  program_id: z.number().int().positive().max(2_147_483_647).nullable(),
   kind: z.string().min(1),
   payload: z.record(z.string(), z.unknown()),
   dedupe_key: z.string().min(1).max(300),

@@ -2,7 +2,7 @@ import { readFile } from "node:fs/promises";
 import { PGlite } from "@electric-sql/pglite";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { clickDimensions } from "../../lib/analytics/click-dimensions.ts";
+import { clickDimensions, urlHost, urlOrigin } from "../../lib/analytics/click-dimensions.ts";
 
 /**
  * The worker derives a click's analytics dimensions (`lib/analytics/click-dimensions.ts`) where the database
@@ -64,6 +64,11 @@ const written: [string, string | null][] = [
 describe("a click's analytics dimensions", () => {
   it.each(written)("%s (referrer %s): as the database derives them", async (url, referrer) => {
     expect(clickDimensions(url, referrer)).toEqual(await databaseDimensions(url, referrer));
+  });
+
+  it("lower-cases a host outside ASCII one character at a time, as PostgreSQL's lower() under C.UTF-8", () => {
+    expect(urlHost("https://WWW.İSTANBUL.example/")).toBe("istanbul.example");
+    expect(urlOrigin("https://ΣΟΦΊΑΣ.example")).toBe("https://σοφίασ.example");
   });
 
   it("a click without a referrer has no referrer domain", () => {

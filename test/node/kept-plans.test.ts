@@ -302,12 +302,15 @@ describe("keptPlanSequence", () => {
     ).toThrow("sequence_probe_mixed: sequence_probe_total returns other columns than sequence_probe_insert");
   });
 
-  it("refuses a placeholder or a missing value for a step", () => {
+  it("refuses a placeholder, a missing value or a number JSON cannot hold for a step", () => {
     expect(() => sequence.call({ total: {} as { plus: number } })).toThrow(
       "sequence_probe_total: no value for plus",
     );
     expect(() => sequence.call({ total: { plus: sql.placeholder("plus") } })).toThrow(
       "sequence_probe_total: plus is not a value",
+    );
+    expect(() => sequence.call({ total: { plus: Number.NaN } })).toThrow(
+      "sequence_probe_total: plus is not a finite number",
     );
   });
 

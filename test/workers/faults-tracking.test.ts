@@ -1,6 +1,6 @@
 import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import { refunds } from "../../schema/index.ts";
+import { notifications, refunds } from "../../schema/index.ts";
 import { faultCases, withFault } from "./fault-cases.ts";
 import { useFaultSwitch } from "./fault-switch.ts";
 import { createProgram, db, type ProgramFixture, postJson } from "./harness.ts";
@@ -64,6 +64,17 @@ describe("injected faults: the round trips each request makes when nothing fails
         refund(p, { transaction_id: s.transactionId, refund_amount_cents: 100, refund_id: "r" }),
       ),
     ).toBe(ROUND_TRIPS.refund);
+    // The refund's partner notification is written by the queue consumer within two seconds: wait for it,
+    // so that its round trip is not counted as the lead's.
+    await expect
+      .poll(
+        async () =>
+          (await db.select().from(notifications).where(eq(notifications.programId, p.programId))).length,
+        {
+          timeout: 15_000,
+        },
+      )
+      .toBeGreaterThan(0);
     const leadClick = await recordClick(p.links[0]);
     expect(
       await faults.roundTripsOf(() =>

@@ -67,6 +67,28 @@ describe("notifications queue consumer", () => {
     ]);
   });
 
+  it("when the database refuses one message of a batch, writes the others and retries only that one", async () => {
+    const good = message();
+    const cut = message({ payload: { reason: "cut inside an emoji \uD83D" } });
+    const refused = message({ payload: { reason: "a NUL \u0000 jsonb refuses" } });
+    const batch = createMessageBatch<unknown>("affiliate-notifications", [
+      { id: "good", timestamp: new Date(), attempts: 1, body: good },
+      { id: "refused", timestamp: new Date(), attempts: 2, body: refused },
+      { id: "cut", timestamp: new Date(), attempts: 1, body: cut },
+    ]);
+    const ctx = createExecutionContext();
+    await worker.queue(batch, env, ctx);
+    const result = await getQueueResult(batch, ctx);
+    expect(result.explicitAcks.sort()).toEqual(["cut", "good"]);
+    expect(result.retryMessages).toEqual([expect.objectContaining({ msgId: "refused" })]);
+    expect(await rowsFor(good.dedupe_key)).toHaveLength(1);
+    expect(await rowsFor(refused.dedupe_key)).toHaveLength(0);
+    // A lone surrogate is stored as the replacement character, as a text parameter of its own was.
+    expect(await rowsFor(cut.dedupe_key)).toMatchObject([
+      { payload: { reason: "cut inside an emoji \uFFFD" } },
+    ]);
+  });
+
   it("acknowledges an unreadable message instead of retrying it forever", async () => {
     const batch = createMessageBatch<unknown>("affiliate-notifications", [
       { id: "bad", timestamp: new Date(), attempts: 1, body: { nonsense: true } },
