@@ -13,7 +13,6 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { seedDemo } from "../dev/seed.ts";
 import { startSqlEndpoint } from "../dev/sql-endpoint.ts";
-import { CLICK_DIMENSION_COLUMNS, clickDimensionsOf } from "../lib/analytics/click-dimensions-sql.ts";
 
 const databaseUrl = process.env.DATABASE_URL;
 if (!databaseUrl || !/^postgres(ql)?:\/\//i.test(databaseUrl)) {
@@ -68,8 +67,12 @@ try {
         `with l as (select row_number() over (order by id) - 1 as n, id, partner_id from referral_links
                     where program_id = $1 and short_link like 'bench%')
          insert into affiliate_click_events (click_id, program_id, partner_id, link_id, affiliate_url, referrer, is_test,
-                                             created_at, ${CLICK_DIMENSION_COLUMNS})
-         select c.*, ${clickDimensionsOf("c")}
+                                             created_at, referrer_domain, utm_source, utm_medium, utm_campaign,
+                                             landing_page, landing_origin)
+         -- The analytics dimensions by the database's functions, the values the worker derives for a click.
+         select c.*, analytics_url_host(c.referrer), analytics_url_param(c.affiliate_url, 'utm_source'),
+                analytics_url_param(c.affiliate_url, 'utm_medium'), analytics_url_param(c.affiliate_url, 'utm_campaign'),
+                analytics_url_page(c.affiliate_url), analytics_url_origin(c.affiliate_url)
          from (select 'bclk_' || g, $1::int, l.partner_id, l.id,
                 'https://shop.example' || (array['/', '/pricing', '/blog/launch', '/features', '/docs/start'])[1 + g % 5]
                   || '?aff=x' || case when g % 4 = 3 then '' else

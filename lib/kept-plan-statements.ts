@@ -16,7 +16,6 @@ import {
   leadFactsStatement,
   leadWrite,
   provisionalLeadEventInsert,
-  provisionalLeadsSettle,
 } from "./tracking/lead/lead-store.ts";
 import {
   customerWrites,
@@ -28,6 +27,7 @@ import {
   saleLinkAndFinish,
   saleWrite,
 } from "./tracking/sale/sale-store.ts";
+import { provisionalLeadsSettle } from "./tracking/settle-provisional-leads.ts";
 
 /**
  * Every statement run as a PL/pgSQL function (`keptPlanStatement`): the migrations must define each exactly

@@ -1,8 +1,8 @@
 -- A server lead's write as one statement (lib/tracking/lead/lead-store.ts): its customer created from its
--- click or promoted to lead, and the settling of its click's provisional leads, become kept-plan functions
--- (they were sent as text and planned on every lead), and write_lead runs them with the lead event's insert
--- (0040's record_lead_event_of_customer or _of_new_customer, with its webhook), where the batch sent up to
--- three statements.
+-- click or promoted to lead become kept-plan functions (they were sent as text and planned on every lead),
+-- and write_lead runs them with the settling of its click's provisional leads (0041) and the lead event's
+-- insert (0040's record_lead_event_of_customer or _of_new_customer, with its webhook), where the batch sent
+-- up to three statements.
 CREATE OR REPLACE FUNCTION create_lead_customer(integer, integer, text, timestamp with time zone, text, text, text, timestamp with time zone)
 RETURNS void
 LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan SET enable_seqscan = off AS $kept$
@@ -32,20 +32,6 @@ with promoted as (
         where "customers"."id" = $1::bigint and "customers"."status" = 'clicked'
         returning "customers"."id")
       select guard(exists (select 1 from promoted), 'lead-customer-still-clicked') as promoted;
-END;
-$kept$;
---> statement-breakpoint
-CREATE OR REPLACE FUNCTION settle_provisional_leads(integer, text, timestamp with time zone, bigint, integer, text)
-RETURNS void
-LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan SET enable_seqscan = off AS $kept$
-#variable_conflict use_column
-BEGIN
-update "affiliate_lead_events"
-      set "settled_at" = $3::timestamptz,
-          "customer_id" =
-            coalesce($4::bigint, (select "customers"."id" from "customers" where "customers"."program_id" = $5::int and "customers"."click_id" = $6::text))
-      where "affiliate_lead_events"."program_id" = $1::int and "affiliate_lead_events"."click_id" = $2::text
-        and "affiliate_lead_events"."provisional" and "affiliate_lead_events"."settled_at" is null and not "affiliate_lead_events"."is_test";
 END;
 $kept$;
 --> statement-breakpoint

@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import { GENERIC_PLANS, type KeptPlanStatement } from "./kept-plan.ts";
+import { checkedFunctionName, GENERIC_PLANS, type KeptPlanStatement, SOURCE_QUOTE } from "./kept-plan.ts";
 import { type PreparedValue, preparedSql, render } from "./prepared-sql.ts";
 import { wellFormedJson } from "./well-formed-json.ts";
 
@@ -63,13 +63,11 @@ export interface KeptPlanSequenceSpec<Steps extends Record<string, AnyKeptPlan>>
   returnsFrom?: (keyof Steps & string) | readonly (keyof Steps & string)[];
 }
 
-const SOURCE_QUOTE = "$kept$";
-
 export function keptPlanSequence<const Steps extends Record<string, AnyKeptPlan>>(
   spec: KeptPlanSequenceSpec<Steps>,
 ): KeptPlanSequence<Steps> {
   const { functionName } = spec;
-  if (!/^[a-z_][a-z0-9_]*$/.test(functionName)) throw new Error(`function name ${functionName}`);
+  checkedFunctionName(functionName);
   const steps = Object.entries(spec.steps) as [keyof Steps & string, AnyKeptPlan][];
   const keys = steps.map(([key]) => key);
   const returnsFrom: readonly string[] =

@@ -66,7 +66,15 @@ export interface KeptPlanSpec<Names extends readonly string[]> {
   indexLookupsOnly?: boolean;
 }
 
-const SOURCE_QUOTE = "$kept$";
+/** The dollar quote of a kept-plan function's source (a statement holding it is refused). */
+export const SOURCE_QUOTE = "$kept$";
+
+/** A function name that needs no quoting. */
+export function checkedFunctionName(functionName: string): string {
+  if (!/^[a-z_][a-z0-9_]*$/.test(functionName)) throw new Error(`function name ${functionName}`);
+  return functionName;
+}
+
 /**
  * The settings kept-plan functions run with, in order (`pg_proc.proconfig` holds them):
  *
@@ -89,7 +97,7 @@ export function keptPlanStatement<const Names extends readonly string[]>(
 ): KeptPlanStatement<Names> {
   const { functionName, names, parameterTypes, returns, build } = spec;
   const settings = spec.indexLookupsOnly === false ? [GENERIC_PLANS] : [GENERIC_PLANS, INDEX_LOOKUPS_ONLY];
-  if (!/^[a-z_][a-z0-9_]*$/.test(functionName)) throw new Error(`function name ${functionName}`);
+  checkedFunctionName(functionName);
 
   const buildCall = (q: { [Name in Names[number]]: Placeholder<Name> }) =>
     sql`select * from ${sql.raw(functionName)}(${sql.join(

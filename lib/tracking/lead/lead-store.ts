@@ -16,6 +16,7 @@ import { keptPlanSequence } from "../../db/kept-plan-sequence.ts";
 import type { DeviceHashes } from "../../fraud/device-hash.ts";
 import { leadCreatedWebhook } from "../../webhooks/outbox-statements.ts";
 import { customerByClick } from "../customer-by-click.ts";
+import { provisionalLeadsSettle } from "../settle-provisional-leads.ts";
 import type { LeadCustomerFact, LeadEventRow, LeadFacts, LeadWrite } from "./decide-lead.ts";
 
 /** The unique constraints a concurrent settled lead of the same customer runs into (then re-read). */
@@ -399,35 +400,6 @@ export const leadCustomerWrites = {
     },
   }),
 };
-
-/**
- * A settling lead marks its click's open provisional leads settled, naming the customer: `customerId`, or
- * the one the same write creates from the click (`customerProgramId`, `customerClickId`). A PL/pgSQL
- * function (`keptPlanStatement`, migration 0043), written as the partial index's predicate so the plan uses it.
- */
-export const provisionalLeadsSettle = keptPlanStatement({
-  functionName: "settle_provisional_leads",
-  names: ["programId", "clickId", "settledAt", "customerId", "customerProgramId", "customerClickId"],
-  parameterTypes: {
-    programId: "integer",
-    clickId: "text",
-    settledAt: "timestamp with time zone",
-    customerId: "bigint",
-    customerProgramId: "integer",
-    customerClickId: "text",
-  },
-  returns: [],
-  build: (v) => {
-    const l = leadEvents;
-    return sql`
-      update ${l}
-      set ${columnName(l.settledAt)} = ${v.settledAt}::timestamptz,
-          ${columnName(l.customerId)} =
-            coalesce(${v.customerId}::bigint, ${customerByClick(v.customerProgramId, v.customerClickId)})
-      where ${l.programId} = ${v.programId}::int and ${l.clickId} = ${v.clickId}::text
-        and ${l.provisional} and ${l.settledAt} is null and not ${l.isTest}`;
-  },
-});
 
 /**
  * A server lead's write as ONE statement (`keptPlanSequence`, migration 0043): its customer created or

@@ -2,7 +2,7 @@ import { type Placeholder, type SQL, sql } from "drizzle-orm";
 import { alias } from "drizzle-orm/pg-core";
 import { commissions } from "../../../schema/commissions.ts";
 import { customers } from "../../../schema/customers.ts";
-import { clickEvents, leadEvents, saleEvents } from "../../../schema/events.ts";
+import { clickEvents, saleEvents } from "../../../schema/events.ts";
 import { programPartners } from "../../../schema/partners.ts";
 import { paymentAliases } from "../../../schema/payment-aliases.ts";
 import { commissionRules, programApiKeys, programs } from "../../../schema/programs.ts";
@@ -20,6 +20,7 @@ import { keptPlanSequence } from "../../db/kept-plan-sequence.ts";
 import { type PaymentNamespace, paymentNamespace } from "../../sales/payment-namespace.ts";
 import { saleWebhooksStatement } from "../../webhooks/outbox-statements.ts";
 import { customerByClick } from "../customer-by-click.ts";
+import { provisionalLeadsSettle } from "../settle-provisional-leads.ts";
 import type { RecordedSale, SaleClick, SaleCustomer, SaleDecision, SaleFacts } from "./decide-sale.ts";
 
 type Row = Record<string, unknown>;
@@ -227,13 +228,6 @@ export async function readSaleFacts(
   };
 }
 
-function customerIdExpression(decision: Recorded): SQL {
-  const c = decision.customer;
-  if (c.kind === "none") return sql`null::bigint`;
-  if (c.kind === "update") return sql`${c.id}::bigint`;
-  return customerByClick(c.programId, c.clickId);
-}
-
 // The sale's customer, created from its click or converted, each run as a PL/pgSQL function
 // (`keptPlanStatement`, migration 0037): planned once per connection instead of on every sale.
 export const customerWrites = {
@@ -374,16 +368,15 @@ function customerStep(decision: Recorded, now: string): SaleWriteSteps {
 }
 
 /** A payment settles the open provisional leads of the customer's click (spec section 3, Lead). */
-function settleProvisionalStatement(decision: Recorded, now: string): SQL | null {
+function settleStep(decision: Recorded, now: string): SaleWriteSteps {
   const c = decision.customer;
-  if (c.kind === "none" || !c.settleProvisionalOf) return null;
+  if (c.kind === "none" || !c.settleProvisionalOf) return {};
   const { programId, clickId } = c.settleProvisionalOf;
-  const l = leadEvents;
-  return sql`
-    update ${l}
-    set ${columnName(l.settledAt)} = ${now}::timestamptz, ${columnName(l.customerId)} = ${customerIdExpression(decision)}
-    where ${l.programId} = ${programId}::int and ${l.clickId} = ${clickId}::text
-      and ${l.provisional} and ${l.settledAt} is null and not ${l.isTest}`;
+  const customer =
+    c.kind === "update"
+      ? { customerId: c.id, customerProgramId: null, customerClickId: null }
+      : { customerId: null, customerProgramId: c.programId, customerClickId: c.clickId };
+  return { settle: { programId, clickId, settledAt: now, ...customer } };
 }
 
 /** The sale insert's values, in the order of its columns (the customer's id aside). */
@@ -672,8 +665,8 @@ export const saleLinkAndFinish = keptPlanStatement({
 
 /**
  * The sale write's statements as ONE statement (`keptPlanSequence`, migration 0041), in this order: the
- * payment's ids claimed, the customer created or converted, the sale, its commission and credit, and the
- * ids linked with the webhooks. Up to six statements of a batch before.
+ * payment's ids claimed, the customer created or converted, its click's provisional leads settled, the sale,
+ * its commission and credit, and the ids linked with the webhooks. Up to seven statements of a batch before.
  */
 export const saleWrite = keptPlanSequence({
   functionName: "write_sale",
@@ -681,6 +674,7 @@ export const saleWrite = keptPlanSequence({
     claim: paymentIdsClaim,
     customerCreate: customerWrites.create,
     customerUpdate: customerWrites.update,
+    settle: provisionalLeadsSettle,
     sale: saleInserts.none,
     saleOfCustomer: saleInserts.update,
     saleOfNewCustomer: saleInserts.create,
@@ -719,18 +713,12 @@ export async function writeSale(
       ids,
     },
     ...customerStep(decision, at),
+    ...settleStep(decision, at),
     ...saleStep(decision, at, needsCommission),
     ...(withCommission ? commissionSteps(decision, at) : {}),
     finish: { ...sale, ids, at },
   });
-  // Settling the click's provisional leads reads the customer the write made: after it, in its transaction.
-  const settle = settleProvisionalStatement(decision, at);
-  const results = await db.batch(
-    (settle ? [db.execute(write), db.execute(settle)] : [db.execute(write)]) as [
-      ReturnType<Database["execute"]>,
-    ],
-  );
-  const written = results[0]?.rows[0];
+  const written = (await db.execute(write)).rows[0];
   if (!written) throw new Error("sale write returned no ids");
   return {
     saleId: fromDriver(s.id, written.sale_id),
