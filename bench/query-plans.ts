@@ -10,7 +10,8 @@
  * A kept-plan statement (`lib/db/kept-plan.ts`) is sent as the call of its PL/pgSQL function, whose plan
  * EXPLAIN does not open: the statement the function runs (its body, numbered as the call's parameters) is
  * prepared with the function's parameter types and its generic plan explained, the plan the function runs.
- * A sequence of them (`lib/db/kept-plan-sequence.ts`) is explained as each step its call ran, with its values.
+ * A sequence of them (`lib/db/kept-plan-sequence.ts`) is explained as each step its call ran, with its values,
+ * and a batch (`lib/db/kept-plan-batch.ts`, the clicks sent together) as its statement with each item's values.
  *
  * Sequential scans are disabled (`enable_seqscan = off`) rather than data generated: on a small database the
  * planner rightly prefers scanning a few pages, which says nothing about 10 million rows.
@@ -27,7 +28,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
 import { startLocalStack } from "../dev/local-stack.ts";
-import { keptPlanSequences, keptPlanStatements } from "../lib/kept-plan-statements.ts";
+import { keptPlanBatches, keptPlanSequences, keptPlanStatements } from "../lib/kept-plan-statements.ts";
 import { signedCheckoutEvent } from "./checkout-event.ts";
 
 const databaseUrl = process.env.DATABASE_URL;
@@ -50,6 +51,8 @@ const keptPlanBodies = new Map(
 const keptPlanOf = new Map(keptPlanStatements.map((statement) => [statement.body(), statement]));
 /** The call of each sequence of kept-plan statements: its steps' bodies are explained, each with its values. */
 const keptPlanSequenceOf = new Map(keptPlanSequences.map((sequence) => [sequence.callText(), sequence]));
+/** The call of each batch of one kept-plan statement: its statement is explained with each item's values. */
+const keptPlanBatchOf = new Map(keptPlanBatches.map((batch) => [batch.callText(), batch]));
 /** Each distinct statement with the parameters of its first few uses (the provider's read differs by step). */
 const recorded = new Map<string, (string | null)[][]>();
 function record(query: string, params: (string | null)[]): void {
@@ -64,7 +67,10 @@ const stack = await startLocalStack({
   databaseUrl,
   onStatement: (sent, params) => {
     const sequence = keptPlanSequenceOf.get(sent);
-    if (sequence) {
+    const batch = keptPlanBatchOf.get(sent);
+    if (batch) {
+      for (const item of batch.itemsOfCall(params)) record(batch.statement.body(), item);
+    } else if (sequence) {
       for (const step of sequence.stepsOfCall(params)) record(step.statement.body(), step.params);
     } else {
       record(keptPlanBodies.get(sent) ?? sent, params);
@@ -98,6 +104,8 @@ try {
     ).click_id as string;
 
   const first = await newClick();
+  // Clicks arriving together go as one statement (the click's group commit), its items explained as clicks.
+  await Promise.all([newClick(), newClick(), newClick(), newClick()]);
   await post("/api/v1/track/click", {
     affiliate_url: `https://shop.example/?aff=${program.active_links[1]}`,
     click_id: first,

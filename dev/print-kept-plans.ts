@@ -1,12 +1,13 @@
 /**
  * `npm run db:kept-plans`: prints the `CREATE OR REPLACE FUNCTION` of every kept-plan statement
- * (`lib/db/kept-plan.ts`) and sequence (`lib/db/kept-plan-sequence.ts`), as a migration holds them. When a kept statement changes in TypeScript,
+ * (`lib/db/kept-plan.ts`), sequence (`lib/db/kept-plan-sequence.ts`) and batch (`lib/db/kept-plan-batch.ts`), as a
+ * migration holds them. When a kept statement changes in TypeScript,
  * `test/node/kept-plans.test.ts` fails until a new migration carries its definition from here.
  */
-import { keptPlanSequences, keptPlanStatements } from "../lib/kept-plan-statements.ts";
+import { keptPlanBatches, keptPlanSequences, keptPlanStatements } from "../lib/kept-plan-statements.ts";
 
 const names = process.argv.slice(2);
-const chosen = [...keptPlanStatements, ...keptPlanSequences].filter(
+const chosen = [...keptPlanStatements, ...keptPlanSequences, ...keptPlanBatches].filter(
   (s) => names.length === 0 || names.includes(s.functionName),
 );
 console.log(chosen.map((s) => s.definition()).join("\n--> statement-breakpoint\n"));

@@ -7,7 +7,8 @@
  * seen (the suite's driver adds it), so test files running in parallel against the one endpoint never hit
  * each other's faults. Of the round trips seen after arming (and, with `match`, only those with a statement
  * whose SQL text contains it; with `ignore`, none with a statement containing that), the `ordinal`-th and the
- * `times - 1` after it fail.
+ * `times - 1` after it fail. Round trips without the header are of the scope `""` (`UNSCOPED`): a test that
+ * starts a stack of its own, whose workers send no header, arms that one.
  */
 
 export type FaultMode =
@@ -59,6 +60,9 @@ interface Armed {
 
 const MAX_DELAY_MS = 30_000;
 
+/** The scope of the round trips that carry no `X-Fault-Scope` header. */
+export const UNSCOPED = "";
+
 export class FaultSwitch {
   private readonly faults = new Map<string, Armed>();
 
@@ -82,8 +86,7 @@ export class FaultSwitch {
 
   /** What to do with a round trip of `scope` carrying these statements. */
   decide(scope: string | undefined, statements: readonly string[]): FaultAction {
-    if (scope === undefined) return { kind: "pass" };
-    const armed = this.faults.get(scope);
+    const armed = this.faults.get(scope ?? UNSCOPED);
     if (!armed) return { kind: "pass" };
     const { spec } = armed;
     const contains = (text: string) => statements.some((s) => s.toLowerCase().includes(text.toLowerCase()));

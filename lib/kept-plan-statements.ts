@@ -1,4 +1,5 @@
 import type { KeptPlanStatement } from "./db/kept-plan.ts";
+import type { KeptPlanBatch } from "./db/kept-plan-batch.ts";
 import type { KeptPlanSequence } from "./db/kept-plan-sequence.ts";
 import { readinessFactsStatement } from "./readiness/readiness-store.ts";
 import {
@@ -9,7 +10,7 @@ import {
   refundWebhookStatement,
   refundWrite,
 } from "./refunds/refund-store.ts";
-import { clickStatement } from "./tracking/click/click-store.ts";
+import { clickBatchStatement, clickStatement } from "./tracking/click/click-store.ts";
 import {
   leadCustomerWrites,
   leadEventInserts,
@@ -65,3 +66,6 @@ export const keptPlanStatements: readonly KeptPlanStatement<readonly string[]>[]
 export const keptPlanSequences: readonly KeptPlanSequence<
   Record<string, KeptPlanStatement<readonly string[]>>
 >[] = [leadWrite, saleWrite, refundWrite];
+
+/** Every kept-plan statement run once per item of a batch by one PL/pgSQL function (`keptPlanBatch`), likewise. */
+export const keptPlanBatches: readonly KeptPlanBatch<readonly string[]>[] = [clickBatchStatement];

@@ -46,6 +46,12 @@ const EnvSchema = z.object({
    * tests set it; a deployed worker does not, so it delivers nothing until the key is set.
    */
   WEBHOOK_SECRETS_UNSEALED: z.enum(["allow"]).optional(),
+  /**
+   * `off`: every click is sent to the database alone (`lib/db/group-commit.ts`). The workers tests set it: they
+   * run the worker inside the test runner's Durable Object, where a request cannot go on from a promise
+   * another request resolved, as it does in a deployed worker (the group commit's tests use the local stack).
+   */
+  CLICK_GROUP_COMMIT: z.enum(["on", "off"]).default("on"),
 });
 
 export interface Config {
@@ -66,6 +72,8 @@ export interface Config {
   deviceHashKey: string | undefined;
   /** Unsealed secrets allowed (`WEBHOOK_SECRETS_UNSEALED=allow`): else no delivery without the key. */
   webhookSecretsUnsealedAllowed: boolean;
+  /** Clicks arriving together are sent as one statement (`CLICK_GROUP_COMMIT`, default on). */
+  clickGroupCommit: boolean;
 }
 
 export interface StripeConnectConfig {
@@ -131,6 +139,7 @@ export function readConfig(env: object): Config {
     webhookSecretKey: e.WEBHOOK_SECRET_KEY,
     deviceHashKey: e.DEVICE_HASH_KEY,
     webhookSecretsUnsealedAllowed: e.WEBHOOK_SECRETS_UNSEALED === "allow",
+    clickGroupCommit: e.CLICK_GROUP_COMMIT === "on",
   };
   parsed.set(env, config);
   return config;

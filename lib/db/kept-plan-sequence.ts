@@ -143,18 +143,27 @@ export function keptPlanSequence<const Steps extends Record<string, AnyKeptPlan>
 /** A step's parameter: the JSON array of its values in its statement's order, or null when it is skipped. */
 function stepParameter(statement: AnyKeptPlan, values: Record<string, PreparedValue> | null): string | null {
   if (values === null) return null;
-  return wellFormedJson(
-    statement.names.map((name) => {
-      const value = values[name];
-      if (value === undefined) throw new Error(`${statement.functionName}: no value for ${name}`);
-      if (typeof value === "object" && value !== null) {
-        throw new Error(`${statement.functionName}: ${name} is not a value`);
-      }
-      // JSON has no NaN or infinity: written as null, the value would be stored as SQL NULL, not refused.
-      if (typeof value === "number" && !Number.isFinite(value)) {
-        throw new Error(`${statement.functionName}: ${name} is not a finite number`);
-      }
-      return value;
-    }),
-  );
+  return wellFormedJson(statementValues(statement, values));
+}
+
+/**
+ * A statement's values in its parameters' order, for a JSON array the function casts element by element
+ * (a sequence's step, a batch's item): values only, and numbers JSON can hold.
+ */
+export function statementValues(
+  statement: AnyKeptPlan,
+  values: Record<string, PreparedValue>,
+): PreparedValue[] {
+  return statement.names.map((name) => {
+    const value = values[name];
+    if (value === undefined) throw new Error(`${statement.functionName}: no value for ${name}`);
+    if (typeof value === "object" && value !== null) {
+      throw new Error(`${statement.functionName}: ${name} is not a value`);
+    }
+    // JSON has no NaN or infinity: written as null, the value would be stored as SQL NULL, not refused.
+    if (typeof value === "number" && !Number.isFinite(value)) {
+      throw new Error(`${statement.functionName}: ${name} is not a finite number`);
+    }
+    return value;
+  });
 }

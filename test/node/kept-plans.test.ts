@@ -11,8 +11,9 @@ import { drizzle } from "drizzle-orm/pglite";
 import { migrate } from "drizzle-orm/pglite/migrator";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { keptPlanStatement } from "../../lib/db/kept-plan.ts";
+import { keptPlanBatch } from "../../lib/db/kept-plan-batch.ts";
 import { keptPlanSequence } from "../../lib/db/kept-plan-sequence.ts";
-import { keptPlanSequences, keptPlanStatements } from "../../lib/kept-plan-statements.ts";
+import { keptPlanBatches, keptPlanSequences, keptPlanStatements } from "../../lib/kept-plan-statements.ts";
 
 const dialect = new PgDialect();
 
@@ -53,9 +54,16 @@ describe("the migrations define every kept-plan statement as its TypeScript says
     it(`${sequence.functionName}: source, parameters and result as migrated`, () => expectMigrated(sequence));
   }
 
+  for (const batch of keptPlanBatches) {
+    it(`${batch.functionName}: source, parameters and result as migrated`, () => expectMigrated(batch));
+  }
+
   /** The function the migrations leave is the one `definition()` holds, settings included. */
   async function expectMigrated(
-    statement: (typeof keptPlanStatements)[number] | (typeof keptPlanSequences)[number],
+    statement:
+      | (typeof keptPlanStatements)[number]
+      | (typeof keptPlanSequences)[number]
+      | (typeof keptPlanBatches)[number],
   ) {
     const { rows } = await db.query<{ source: string; args: string; result: string; config: string[] }>(
       `select prosrc as source, pg_get_function_arguments(oid) as args, pg_get_function_result(oid) as result,
@@ -324,6 +332,130 @@ describe("keptPlanSequence", () => {
     expect(sequence.stepsOfCall(params as (string | null)[])).toEqual([
       { statement: insert, params: ["2", "b"] },
       { statement: guarded, params: ["2026-11-25T10:00:00.000Z", "true"] },
+    ]);
+  });
+});
+
+describe("keptPlanBatch", () => {
+  // `value` is both a parameter name and a result column; the insert's check refuses negative values. `seen`
+  // counts the rows before the item's own (a statement does not see its own insert).
+  const insert = keptPlanStatement({
+    functionName: "batch_probe_insert",
+    names: ["value", "label", "at"],
+    parameterTypes: { value: "integer", label: "text", at: "timestamp with time zone" },
+    returns: [
+      ["value", "integer"],
+      ["seen", "bigint"],
+    ],
+    build: (q) => sql`
+      with added as (
+        insert into probe (value, label, at) values (${q.value}::int, ${q.label}::text, ${q.at}::timestamptz)
+        returning value
+      )
+      select (select value from added) as value, (select count(*) from probe)::bigint as seen`,
+  });
+  const batch = keptPlanBatch({ functionName: "batch_probe", statement: insert });
+
+  async function probeDatabase(): Promise<PGlite> {
+    const db = new PGlite();
+    await db.exec("create table probe (value integer check (value >= 0), label text, at timestamptz)");
+    await db.exec(insert.definition());
+    await db.exec(batch.definition());
+    return db;
+  }
+
+  async function run(db: PGlite, items: Parameters<typeof batch.call>[0]) {
+    const { sql: text, params } = dialect.sqlToQuery(batch.call(items));
+    return db.query<Record<string, unknown>>(
+      text,
+      params.map((p) => (p === null ? null : String(p))),
+    );
+  }
+
+  it("calls the function with one jsonb parameter: the items' values in the statement's order", () => {
+    expect(
+      dialect.sqlToQuery(
+        batch.call([
+          { value: 1, label: "a", at: null },
+          { label: "b", value: 2, at: "2026-11-25T10:00:00.000Z" },
+        ]),
+      ),
+    ).toEqual({
+      sql: "select * from batch_probe($1)",
+      params: ['[[1,"a",null],[2,"b","2026-11-25T10:00:00.000Z"]]'],
+      typings: ["none"],
+    });
+    expect(batch.definition()).toContain("RETURNS TABLE (batch_item integer, value integer, seen bigint)");
+    expect(batch.resultTypes).toEqual(["integer", "integer", "bigint"]);
+  });
+
+  it("runs the statement once per item, in order, each seeing the writes before it, and numbers its rows (PGlite)", async () => {
+    const db = await probeDatabase();
+    try {
+      const { rows } = await run(db, [
+        { value: 5, label: "a", at: "2026-11-25T10:00:00.000Z" },
+        { value: 7, label: "b", at: null },
+        { value: 9, label: "c\ud800", at: null },
+      ]);
+      expect(rows).toEqual([
+        { batch_item: 0, value: 5, seen: 0 },
+        { batch_item: 1, value: 7, seen: 1 },
+        { batch_item: 2, value: 9, seen: 2 },
+      ]);
+      const stored = await db.query<{ label: string; at: Date | null }>(
+        "select label, at from probe order by value",
+      );
+      expect(stored.rows).toEqual([
+        { label: "a", at: new Date("2026-11-25T10:00:00.000Z") },
+        { label: "b", at: null },
+        // A lone surrogate is stored as U+FFFD, as a value sent alone.
+        { label: "c\ufffd", at: null },
+      ]);
+    } finally {
+      await db.close();
+    }
+  });
+
+  it("aborts the whole call when an item fails: the items before it are undone (PGlite)", async () => {
+    const db = await probeDatabase();
+    try {
+      await expect(
+        run(db, [
+          { value: 1, label: "a", at: null },
+          { value: -1, label: "refused", at: null },
+        ]),
+      ).rejects.toThrow("probe_value_check");
+      const { rows } = await db.query("select * from probe");
+      expect(rows).toEqual([]);
+    } finally {
+      await db.close();
+    }
+  });
+
+  it("refuses no items, a statement without results, a missing value, and gives each item's parameters as text (npm run plans)", () => {
+    expect(() => batch.call([])).toThrow("batch_probe: a batch of no items");
+    expect(() => batch.call([{ value: 1, label: "a" } as never])).toThrow(
+      "batch_probe_insert: no value for at",
+    );
+    const silent = keptPlanStatement({
+      functionName: "batch_probe_silent",
+      names: ["value"],
+      parameterTypes: { value: "integer" },
+      returns: [],
+      build: (q) => sql`insert into probe (value) values (${q.value}::int)`,
+    });
+    expect(() => keptPlanBatch({ functionName: "batch_probe_silent_all", statement: silent })).toThrow(
+      "batch_probe_silent_all: batch_probe_silent returns nothing to tell its items apart",
+    );
+    const { params } = dialect.sqlToQuery(
+      batch.call([
+        { value: 1, label: "a", at: null },
+        { value: 2, label: "b", at: "2026-11-25T10:00:00.000Z" },
+      ]),
+    );
+    expect(batch.itemsOfCall(params as (string | null)[])).toEqual([
+      ["1", "a", null],
+      ["2", "b", "2026-11-25T10:00:00.000Z"],
     ]);
   });
 });

@@ -85,20 +85,24 @@ export function registerClick(app: OpenAPIHono<AppEnv>): void {
       newClickId: newClickId(),
     };
     const userAgent = c.req.header("User-Agent")?.slice(0, 512) ?? null;
-    const facts = await readFactsAndRecordClick(db, {
-      code: referralCodeOf(affiliateUrl) as string,
-      requestedProgramId: intent.requestedProgramId,
-      eventProgramId,
-      keyHash,
-      visitorClickId: body.click_id ?? null,
-      testMode,
-      newClickId: intent.newClickId,
-      affiliateUrl,
-      referrer: body.referrer ?? null,
-      userAgent,
-      device: await deviceHashes(config.deviceHashKey, clientIp(c), userAgent),
-      now: clock.now(),
-    });
+    const facts = await readFactsAndRecordClick(
+      db,
+      {
+        code: referralCodeOf(affiliateUrl) as string,
+        requestedProgramId: intent.requestedProgramId,
+        eventProgramId,
+        keyHash,
+        visitorClickId: body.click_id ?? null,
+        testMode,
+        newClickId: intent.newClickId,
+        affiliateUrl,
+        referrer: body.referrer ?? null,
+        userAgent,
+        device: await deviceHashes(config.deviceHashKey, clientIp(c), userAgent),
+        now: clock.now(),
+      },
+      { groupCommit: config.clickGroupCommit, keepAlive: (work) => c.executionCtx.waitUntil(work) },
+    );
     c.set("corsAllowedOrigins", facts.link?.allowedOrigins ?? undefined);
     const decision = decideClick(intent, facts);
     if (decision.outcome === "refused") {

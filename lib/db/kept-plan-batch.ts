@@ -1,0 +1,110 @@
+import { sql } from "drizzle-orm";
+import { checkedFunctionName, GENERIC_PLANS, type KeptPlanStatement, SOURCE_QUOTE } from "./kept-plan.ts";
+import { statementValues } from "./kept-plan-sequence.ts";
+import { type PreparedValue, preparedSql, render } from "./prepared-sql.ts";
+import { wellFormedJson } from "./well-formed-json.ts";
+
+/** The values of one item: those its statement's `call` takes (values only: a placeholder is refused). */
+export type ItemValues<Names extends readonly string[]> = { [Name in Names[number]]: PreparedValue };
+
+const ITEMS = ["items"] as const;
+
+/** The column a batch adds before its statement's own: which item (from 0, in the call's order) a row is of. */
+export const ITEM_COLUMN = "batch_item";
+
+/**
+ * One kept-plan statement (`lib/db/kept-plan.ts`) run once per item of a JSON array, in order, by ONE
+ * PL/pgSQL function: several requests' writes of the same shape sent as one statement and committed as one
+ * transaction (the click's group commit, `lib/db/group-commit.ts`).
+ *
+ * Why: a statement costs the worker, the SQL endpoint and PostgreSQL a round of handling whatever it does
+ * (its text and values written and read, its parse, its result), and a committed transaction a WAL flush;
+ * ten clicks sent as one pay those once.
+ *
+ * How: the one `jsonb` parameter is the array of the items, each the JSON array of its values in its
+ * statement's order (as a sequence's step, `kept-plan-sequence.ts`); the function casts each element to
+ * the statement's parameter type and calls the statement's own function, and returns its rows with the
+ * item's index first (`batch_item`). The items run in one transaction, each seeing the writes of those
+ * before it; one that fails aborts the whole call.
+ *
+ * The function must say exactly what this file says: `test/node/kept-plans.test.ts` compares it with the
+ * migrations, as for every kept-plan statement.
+ */
+export interface KeptPlanBatch<Names extends readonly string[]> {
+  readonly functionName: string;
+  readonly statement: KeptPlanStatement<Names>;
+  /** The call: one item per run of the statement. */
+  call(items: readonly ItemValues<Names>[]): ReturnType<KeptPlanStatement<Names>["call"]>;
+  /** The call's text, as sent (`npm run plans` knows a batch by it). */
+  callText(): string;
+  /** Each item a call ran, with the parameters its statement got (as text, as the driver sends them). */
+  itemsOfCall(params: readonly (string | null)[]): (string | null)[][];
+  readonly parameterTypes: readonly string[];
+  readonly resultTypes: readonly string[];
+  readonly resultColumns: readonly (readonly [name: string, type: string])[];
+  readonly settings: readonly string[];
+  /** The function's source: what `prosrc` holds once a migration ran `definition()`. */
+  source(): string;
+  /** `CREATE OR REPLACE FUNCTION ...`, as a migration holds it. */
+  definition(): string;
+}
+
+export function keptPlanBatch<const Names extends readonly string[]>(spec: {
+  functionName: string;
+  statement: KeptPlanStatement<Names>;
+}): KeptPlanBatch<Names> {
+  const { functionName, statement } = spec;
+  checkedFunctionName(functionName);
+  if (statement.resultColumns.length === 0) {
+    throw new Error(`${functionName}: ${statement.functionName} returns nothing to tell its items apart`);
+  }
+  for (const [name] of statement.resultColumns) {
+    if (name === ITEM_COLUMN || name === "item") {
+      throw new Error(`${functionName}: ${statement.functionName} has a column named ${name}`);
+    }
+  }
+
+  const buildCall = (q: { items: ReturnType<typeof sql.placeholder> }) =>
+    sql`select * from ${sql.raw(functionName)}(${q.items})`;
+  const call = preparedSql(ITEMS, buildCall);
+  const resultColumns = [[ITEM_COLUMN, "integer"] as const, ...statement.resultColumns];
+  const settings = [GENERIC_PLANS];
+
+  // The result columns are PL/pgSQL variables too: the body names none of the statement's own (the array's
+  // elements and the statement's rows are reached through `*`), and neither `item` nor `batch_item` is one.
+  const source = (): string => {
+    const args = statement.parameterTypes.map((type, k) => `(item->>${k})::${type}`).join(", ");
+    return (
+      "\nDECLARE\n  item jsonb;\nBEGIN\n" +
+      `  ${ITEM_COLUMN} := 0;\n` +
+      "  FOR item IN SELECT * FROM jsonb_array_elements($1) LOOP\n" +
+      `    RETURN QUERY SELECT ${ITEM_COLUMN}, * FROM ${statement.functionName}(${args});\n` +
+      `    ${ITEM_COLUMN} := ${ITEM_COLUMN} + 1;\n` +
+      "  END LOOP;\nEND;\n"
+    );
+  };
+
+  return {
+    functionName,
+    statement,
+    call: (items) => {
+      if (items.length === 0) throw new Error(`${functionName}: a batch of no items`);
+      return call({ items: wellFormedJson(items.map((values) => statementValues(statement, values))) });
+    },
+    callText: () => render(ITEMS, buildCall).text,
+    itemsOfCall: (params) => {
+      const items = JSON.parse(params[0] ?? "[]") as unknown[][];
+      return items.map((values) => values.map((v) => (v === null ? null : String(v))));
+    },
+    parameterTypes: ["jsonb"],
+    resultTypes: resultColumns.map(([, type]) => type),
+    resultColumns,
+    settings,
+    source,
+    definition: () =>
+      `CREATE OR REPLACE FUNCTION ${functionName}(jsonb)\n` +
+      `RETURNS TABLE (${resultColumns.map(([c, t]) => `${c} ${t}`).join(", ")})\n` +
+      `LANGUAGE plpgsql ${settings.map((setting) => `SET ${setting}`).join(" ")} AS ` +
+      `${SOURCE_QUOTE}${source()}${SOURCE_QUOTE};`,
+  };
+}

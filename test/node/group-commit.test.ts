@@ -1,0 +1,138 @@
+/**
+ * The group commit's scheduling (`lib/db/group-commit.ts`): who goes alone, who goes together, what each
+ * write gets back, and what happens when a batch fails or never answers. The writes here are calls of
+ * in-memory functions that answer when the test says so; the click's group commit on the real stack is
+ * `test/workers/click-group-commit.test.ts`.
+ */
+import { describe, expect, it } from "vitest";
+import { GroupCommit } from "../../lib/db/group-commit.ts";
+
+interface Call {
+  items: string[];
+  answer(results?: string[]): void;
+  fail(error: Error): void;
+}
+
+/** A database stand-in whose every call waits until the test answers it. */
+function heldDatabase(options: { maxBatch?: number; abandonAfterMs?: number } = {}) {
+  const calls: Call[] = [];
+  const call = (items: string[]) =>
+    new Promise<string[]>((resolve, reject) => {
+      calls.push({
+        items,
+        answer: (results) => resolve(results ?? items.map((item) => `${item}:ok`)),
+        fail: reject,
+      });
+    });
+  const commit = new GroupCommit<string, string>({
+    sendOne: async (item) => {
+      const [result] = await call([item]);
+      return result as string;
+    },
+    sendMany: (items) => call([...items]),
+    maxBatch: options.maxBatch ?? 10,
+    abandonAfterMs: options.abandonAfterMs ?? 60_000,
+  });
+  return { calls, commit };
+}
+
+const settled = () => new Promise((resolve) => setTimeout(resolve, 0));
+
+describe("GroupCommit", () => {
+  it("sends a write at once and alone when nothing is on its way", async () => {
+    const { calls, commit } = heldDatabase();
+    const a = commit.run("a");
+    await settled();
+    expect(calls.map((c) => c.items)).toEqual([["a"]]);
+    calls[0]?.answer();
+    await expect(a).resolves.toBe("a:ok");
+    expect(commit.sent).toEqual({ batches: 0, writes: 0 });
+  });
+
+  it("sends the writes that arrived meanwhile as one batch, in order, each with its own result", async () => {
+    const { calls, commit } = heldDatabase();
+    const a = commit.run("a");
+    await settled();
+    const rest = ["b", "c", "d"].map((item) => commit.run(item));
+    await settled();
+    expect(calls).toHaveLength(1);
+    calls[0]?.answer();
+    await expect(a).resolves.toBe("a:ok");
+    await settled();
+    expect(calls.map((c) => c.items)).toEqual([["a"], ["b", "c", "d"]]);
+    calls[1]?.answer(["b:1", "c:2", "d:3"]);
+    await expect(Promise.all(rest)).resolves.toEqual(["b:1", "c:2", "d:3"]);
+    expect(commit.sent).toEqual({ batches: 1, writes: 3 });
+  });
+
+  it("takes at most maxBatch writes at once; the rest go next", async () => {
+    const { calls, commit } = heldDatabase({ maxBatch: 2 });
+    const all = ["a", "b", "c", "d", "e"].map((item) => commit.run(item));
+    for (let i = 0; i < 3; i++) {
+      await settled();
+      calls[i]?.answer();
+    }
+    await expect(Promise.all(all)).resolves.toEqual(["a:ok", "b:ok", "c:ok", "d:ok", "e:ok"]);
+    expect(calls.map((c) => c.items)).toEqual([["a"], ["b", "c"], ["d", "e"]]);
+  });
+
+  it("sends each write of a failed batch again alone: one the database refuses fails alone", async () => {
+    const { calls, commit } = heldDatabase();
+    const a = commit.run("a");
+    await settled();
+    const rest = ["b", "bad", "c"].map((item) => commit.run(item).catch((error: Error) => error.message));
+    calls[0]?.answer();
+    await settled();
+    calls[1]?.fail(new Error("batch refused"));
+    await settled();
+    expect(calls.slice(2).map((c) => c.items)).toEqual([["b"], ["bad"], ["c"]]);
+    calls[2]?.answer();
+    calls[3]?.fail(new Error("bad refused"));
+    calls[4]?.answer();
+    await expect(a).resolves.toBe("a:ok");
+    await expect(Promise.all(rest)).resolves.toEqual(["b:ok", "bad refused", "c:ok"]);
+  });
+
+  it("does not send a lone write again when it fails", async () => {
+    const { calls, commit } = heldDatabase();
+    const a = commit.run("a");
+    await settled();
+    calls[0]?.fail(new Error("lost"));
+    await expect(a).rejects.toThrow("lost");
+    await settled();
+    expect(calls).toHaveLength(1);
+  });
+
+  it("sends each write alone when a batch answers a wrong number of results", async () => {
+    const { calls, commit } = heldDatabase();
+    const a = commit.run("a");
+    await settled();
+    const rest = ["b", "c"].map((item) => commit.run(item));
+    calls[0]?.answer();
+    await settled();
+    calls[1]?.answer(["b:only"]);
+    await settled();
+    calls[2]?.answer();
+    calls[3]?.answer();
+    await expect(Promise.all([a, ...rest])).resolves.toEqual(["a:ok", "b:ok", "c:ok"]);
+  });
+
+  it("gives up on a batch that never answers: the queue moves on, its writes fail, its late answer is dropped", async () => {
+    const { calls, commit } = heldDatabase({ abandonAfterMs: 50 });
+    const a = commit.run("a").catch((error: Error) => error.message);
+    await settled();
+    const b = commit.run("b");
+    // b waited 50 ms on a's call, gave it up and went on its own.
+    await new Promise((resolve) => setTimeout(resolve, 80));
+    expect(calls.map((c) => c.items)).toEqual([["a"], ["b"]]);
+    calls[1]?.answer();
+    await expect(b).resolves.toBe("b:ok");
+    // The stuck call answers after all: its write has failed already, as when an answer is lost.
+    calls[0]?.answer();
+    await expect(a).resolves.toBe("a batch of writes never answered");
+    const c = commit.run("c");
+    await settled();
+    calls[2]?.answer();
+    await expect(c).resolves.toBe("c:ok");
+  });
+});
