@@ -617,7 +617,20 @@ function servingWorker(stack: LocalStack, path: string): StackWorker {
   return worker;
 }
 
-/** Each scenario beside its floor: requests/s and p50 / p99, the throughput ratio and p99 / p50. */
+/** Requests answered with the expected status per second: a failed request is not throughput. */
+function answeredPerSecond(f: Figures): number {
+  return (f.requests - f.non2xx) / f.seconds;
+}
+
+/** Said beside a ratio when some requests failed, so a table never shows a ratio made of errors. */
+function failures(f: Figures): string {
+  return f.non2xx > 0 ? ` (${f.non2xx} failed)` : "";
+}
+
+/**
+ * Each scenario beside its floor: requests/s and p50 / p99, the throughput ratio (of the requests answered
+ * with the expected status) and p99 / p50.
+ */
 function printRatios(results: readonly Figures[]): void {
   const byName = new Map(results.map((f) => [f.scenario, f]));
   const rows = SCENARIOS.filter((s) => s.floor && byName.has(s.name)).map((s) => {
@@ -629,7 +642,7 @@ function printRatios(results: readonly Figures[]): void {
       `${f.p50Ms} / ${f.p99Ms} ms`,
       floor ? `${s.floor}: ${floor.requestsPerSecond}` : "-",
       floor ? `${floor.p50Ms} / ${floor.p99Ms} ms` : "-",
-      floor ? `${round(f.requestsPerSecond / floor.requestsPerSecond, 2)}x` : "-",
+      floor ? `${round(answeredPerSecond(f) / answeredPerSecond(floor), 2)}x${failures(f)}` : "-",
       f.p50Ms > 0 ? `${round(f.p99Ms / f.p50Ms, 1)}x` : "-",
     ];
   });

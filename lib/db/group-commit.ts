@@ -17,14 +17,17 @@
  * whose answer was lost after its commit would have its writes sent again; a click's id is unique, so
  * those fail rather than count twice.)
  *
- * The Workers runtime: an I/O object (a `fetch`, its body) belongs to the request that made it, and a
- * request's pending I/O is cancelled once it has answered, or when its client goes away. So a batch is
- * always sent by one of the requests in it, which waits for the whole batch before it answers and keeps it
- * alive with its `waitUntil` should its client go away; the others wait on a promise of their own, which
- * the sender resolves (the runtime runs each waiter's continuation in its own request), and the next batch
- * is sent by a waiting request, never by one that has answered. Should a batch never answer all the same
- * (its sender's request cut short), the requests waiting give up on it after `abandonAfterMs`: those whose
- * writes were in it fail, as when a database's answer is lost, and the queue moves on.
+ * The Workers runtime: an I/O object (a `fetch`, its body) belongs to the request that made it, a request's
+ * pending I/O is cancelled once it has answered or its client has gone, and code resumed by a promise another
+ * request resolved is not reliably back in its own request (under load on the local stack, such a request's
+ * `fetch` failed with "Cannot perform I/O on behalf of a different request"). So no request ever resumes on
+ * another's promise: a batch is sent by one of the requests in it, which waits for the whole batch before it
+ * answers and keeps it alive with its `waitUntil` should its client go away; it only writes each write's
+ * outcome where its request can read it. The others look every `pollMs` on a timer of their own (a timer
+ * resumes the request that set it): once their outcome is there they answer with it, and the first to see no
+ * batch on its way sends the next. Should a batch never answer all the same (its sender's request cut short),
+ * the requests waiting give up on it after `abandonAfterMs`: those whose writes were in it fail, as when a
+ * database's answer is lost, and the queue moves on.
  */
 export interface GroupCommitOptions<Item, Result> {
   /** Sends one write alone. */
@@ -33,6 +36,8 @@ export interface GroupCommitOptions<Item, Result> {
   sendMany(items: readonly Item[]): Promise<Result[]>;
   /** The most writes one batch takes (the rest wait for the next). */
   maxBatch: number;
+  /** How often a waiting request looks whether its write's batch has ended. */
+  pollMs: number;
   /** How long the requests waiting on a batch give it before they give it up. */
   abandonAfterMs: number;
 }
@@ -56,8 +61,6 @@ export class GroupCommit<Item, Result> {
   private readonly queue: Waiting<Item, Result>[] = [];
   /** The batch on its way, if any. */
   private current: Batch<Item, Result> | undefined;
-  /** Each waiting request's own wake-up, made in its own context (see above). */
-  private wakeUps: (() => void)[] = [];
   /** Batches of two writes or more sent, and the writes they held (the tests read them). */
   readonly sent = { batches: 0, writes: 0 };
 
@@ -76,7 +79,11 @@ export class GroupCommit<Item, Result> {
     while (waiting.outcome === undefined) {
       const current = this.current;
       if (current) {
-        await this.waitFor(current);
+        if (Date.now() - current.startedAt >= this.options.abandonAfterMs) {
+          this.end(current, new Error("a batch of writes never answered"));
+        } else {
+          await new Promise((resume) => setTimeout(resume, this.options.pollMs));
+        }
       } else {
         // Sent from the queue's head: this request's write is in the batch unless a full batch is ahead.
         const sending = this.sendNextBatch();
@@ -88,18 +95,6 @@ export class GroupCommit<Item, Result> {
     if ("value" in outcome) return outcome.value;
     if ("error" in outcome) throw outcome.error;
     return this.options.sendOne(item);
-  }
-
-  /** Until the batch on its way ends, or is given up. */
-  private async waitFor(batch: Batch<Item, Result>): Promise<void> {
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const woken = await new Promise<boolean>((resolve) => {
-      this.wakeUps.push(() => resolve(true));
-      const left = batch.startedAt + this.options.abandonAfterMs - Date.now();
-      timer = setTimeout(() => resolve(false), Math.max(left, 0));
-    });
-    clearTimeout(timer);
-    if (!woken && this.current === batch) this.end(batch, new Error("a batch of writes never answered"));
   }
 
   private async sendNextBatch(): Promise<void> {
@@ -143,8 +138,5 @@ export class GroupCommit<Item, Result> {
       for (const w of batch.writes) w.outcome ??= { error: givenUp };
     }
     this.current = undefined;
-    const wakeUps = this.wakeUps;
-    this.wakeUps = [];
-    for (const wake of wakeUps) wake();
   }
 }

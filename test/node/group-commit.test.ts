@@ -31,12 +31,14 @@ function heldDatabase(options: { maxBatch?: number; abandonAfterMs?: number } = 
     },
     sendMany: (items) => call([...items]),
     maxBatch: options.maxBatch ?? 10,
+    pollMs: 1,
     abandonAfterMs: options.abandonAfterMs ?? 60_000,
   });
   return { calls, commit };
 }
 
-const settled = () => new Promise((resolve) => setTimeout(resolve, 0));
+/** Long enough for the waiting writes to look again (every millisecond). */
+const settled = () => new Promise((resolve) => setTimeout(resolve, 15));
 
 describe("GroupCommit", () => {
   it("sends a write at once and alone when nothing is on its way", async () => {

@@ -207,6 +207,7 @@ function clickGroupCommit(db: Database): GroupCommit<ClickValues, ClickRow> {
         return byItem;
       },
       maxBatch: MAX_CLICKS_PER_BATCH,
+      pollMs: 1,
       abandonAfterMs: 10_000,
     });
     groupCommits.set(db, commits);
