@@ -102,10 +102,10 @@ export default defineConfig({
                 WEBHOOK_SECRETS_UNSEALED: "allow",
                 // The device hashes' public local key, as the local stack sets it.
                 DEVICE_HASH_KEY: localDeviceHashKey,
-                // Every click alone: the test runner's Durable Object, which runs the worker here, does not let
-                // a request go on from a promise another request resolved (lib/db/group-commit.ts); the group
-                // commit is tested on the local stack (test/node/click-group-commit.test.ts).
-                CLICK_GROUP_COMMIT: "off",
+                // Every statement alone: the test runner's Durable Object, which runs the worker here, does not
+                // let one request's statement wait for another's (lib/db/group-commit.ts); the group commit is
+                // tested on the local stack (test/node/group-commit-stack.test.ts).
+                GROUP_COMMIT: "off",
                 // The fuzzers' run count and seed (test/workers/openapi-fuzz.test.ts); unset in CI.
                 FUZZ_RUNS: process.env.FUZZ_RUNS ?? "",
                 FUZZ_SEED: process.env.FUZZ_SEED ?? "",

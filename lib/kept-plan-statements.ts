@@ -6,6 +6,7 @@ import {
   deductionStatement,
   recordRefundStatement,
   refundCommissionStatement,
+  refundFactsBatch,
   refundFactsStatement,
   refundWebhookStatement,
   refundWrite,
@@ -14,6 +15,7 @@ import { clickBatchStatement, clickStatement } from "./tracking/click/click-stor
 import {
   leadCustomerWrites,
   leadEventInserts,
+  leadFactsBatch,
   leadFactsStatement,
   leadWrite,
   provisionalLeadEventInsert,
@@ -23,6 +25,7 @@ import {
   paymentIdsClaim,
   saleCommissionCredit,
   saleCommissionInsert,
+  saleFactsBatch,
   saleFactsStatement,
   saleInserts,
   saleLinkAndFinish,
@@ -68,4 +71,9 @@ export const keptPlanSequences: readonly KeptPlanSequence<
 >[] = [leadWrite, saleWrite, refundWrite];
 
 /** Every kept-plan statement run once per item of a batch by one PL/pgSQL function (`keptPlanBatch`), likewise. */
-export const keptPlanBatches: readonly KeptPlanBatch<readonly string[]>[] = [clickBatchStatement];
+export const keptPlanBatches: readonly KeptPlanBatch<readonly string[]>[] = [
+  clickBatchStatement,
+  leadFactsBatch,
+  saleFactsBatch,
+  refundFactsBatch,
+];

@@ -47,11 +47,12 @@ const EnvSchema = z.object({
    */
   WEBHOOK_SECRETS_UNSEALED: z.enum(["allow"]).optional(),
   /**
-   * `off`: every click is sent to the database alone (`lib/db/group-commit.ts`). The workers tests set it: they
-   * run the worker inside the test runner's Durable Object, where a request cannot go on from a promise
-   * another request resolved, as it does in a deployed worker (the group commit's tests use the local stack).
+   * `off`: every click, and every read of a lead, a sale or a refund, is sent to the database alone
+   * (`lib/db/group-commit.ts`). The workers tests set it: they run the worker inside the test runner's Durable
+   * Object, where requests do not overlap as they do in a deployed worker (the group commit's tests use the
+   * local stack).
    */
-  CLICK_GROUP_COMMIT: z.enum(["on", "off"]).default("on"),
+  GROUP_COMMIT: z.enum(["on", "off"]).default("on"),
 });
 
 export interface Config {
@@ -72,8 +73,11 @@ export interface Config {
   deviceHashKey: string | undefined;
   /** Unsealed secrets allowed (`WEBHOOK_SECRETS_UNSEALED=allow`): else no delivery without the key. */
   webhookSecretsUnsealedAllowed: boolean;
-  /** Clicks arriving together are sent as one statement (`CLICK_GROUP_COMMIT`, default on). */
-  clickGroupCommit: boolean;
+  /**
+   * Clicks, and the reads of leads, sales and refunds, arriving together are sent as one statement
+   * (`GROUP_COMMIT`, default on).
+   */
+  groupCommit: boolean;
 }
 
 export interface StripeConnectConfig {
@@ -139,7 +143,7 @@ export function readConfig(env: object): Config {
     webhookSecretKey: e.WEBHOOK_SECRET_KEY,
     deviceHashKey: e.DEVICE_HASH_KEY,
     webhookSecretsUnsealedAllowed: e.WEBHOOK_SECRETS_UNSEALED === "allow",
-    clickGroupCommit: e.CLICK_GROUP_COMMIT === "on",
+    groupCommit: e.GROUP_COMMIT === "on",
   };
   parsed.set(env, config);
   return config;

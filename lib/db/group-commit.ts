@@ -61,7 +61,7 @@ export class GroupCommit<Item, Result> {
   private readonly queue: Waiting<Item, Result>[] = [];
   /** The batch on its way, if any. */
   private current: Batch<Item, Result> | undefined;
-  /** Batches of two writes or more sent, and the writes they held (the tests read them). */
+  /** Batches of two writes or more sent, and the writes they held (what a test or a log can read). */
   readonly sent = { batches: 0, writes: 0 };
 
   constructor(private readonly options: GroupCommitOptions<Item, Result>) {

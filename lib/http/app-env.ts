@@ -31,7 +31,7 @@ export interface WorkerBindings {
   DEVICE_HASH_KEY?: string;
   /** `allow` on the local stack and in tests only: deliver webhooks without WEBHOOK_SECRET_KEY. */
   WEBHOOK_SECRETS_UNSEALED?: string;
-  CLICK_GROUP_COMMIT?: string;
+  GROUP_COMMIT?: string;
   /** Webhook deliveries, put on it by the cron and sent by this worker's consumer (`lib/webhooks`). */
   WEBHOOKS?: Queue<unknown>;
   /** The tracking worker (wrangler.console.toml `[[services]]`): the console's test events use its routes. */

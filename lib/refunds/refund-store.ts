@@ -8,7 +8,9 @@ import { programApiKeys, programs } from "../../schema/programs.ts";
 import { type ApiKeyRecord, apiKeyRecordFromRow, apiKeyRecordQuery } from "../auth/program-key.ts";
 import type { Database } from "../db/client.ts";
 import { columnList, columnName, fromDriver } from "../db/columns.ts";
+import { groupCommittedStatement, type Sending } from "../db/group-committed-statement.ts";
 import { keptPlanStatement } from "../db/kept-plan.ts";
+import { keptPlanBatch } from "../db/kept-plan-batch.ts";
 import { keptPlanSequence } from "../db/kept-plan-sequence.ts";
 import { commissionRefundedWebhookStatement } from "../webhooks/outbox-statements.ts";
 import type { RefundFacts, RefundWrite } from "./decide-refund.ts";
@@ -130,18 +132,28 @@ export const refundFactsStatement = keptPlanStatement({
   },
 });
 
-/** The key, and the sale (of the key's program only) with its commission and applied refunds: one round trip. */
+/** Several refunds' reads as one statement (`read_refund_facts_batch`, migration 0045, the isolate's group commit). */
+export const refundFactsBatch = keptPlanBatch({
+  functionName: "read_refund_facts_batch",
+  statement: refundFactsStatement,
+});
+
+const sendRefundRead = groupCommittedStatement<
+  typeof refundFactsStatement.names,
+  { key: Parameters<typeof apiKeyRecordFromRow>[0] | null; sale: Record<string, unknown> | null }
+>(refundFactsBatch, "refund read");
+
+/**
+ * The key, and the sale (of the key's program only) with its commission and applied refunds: one round trip
+ * (which may be shared with the reads of other refunds arriving at the same time, `lib/db/group-commit.ts`).
+ */
 export async function readRefundFacts(
   db: Database,
   keyHash: string,
   transactionId: string | null,
+  sending?: Sending,
 ): Promise<RefundRead> {
-  const result = await db.execute<{
-    key: Parameters<typeof apiKeyRecordFromRow>[0] | null;
-    sale: Record<string, unknown> | null;
-  }>(refundFactsStatement.call({ keyHash, transactionId }));
-  const row = result.rows[0];
-  if (!row) throw new Error("refund read returned no row");
+  const row = await sendRefundRead(db, { keyHash, transactionId }, sending);
   const key = apiKeyRecordFromRow(row.key ?? undefined);
   if (!row.sale) return { key, facts: null, parties: null };
   return { key, ...refundFactsFromRow(row.sale) };

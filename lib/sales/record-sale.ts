@@ -1,6 +1,7 @@
 import type { BearerHeader } from "../auth/bearer.ts";
 import type { Database } from "../db/client.ts";
 import { isDeterministicDatabaseError, isGuardFailure, withConflictRetry } from "../db/errors.ts";
+import type { Sending } from "../db/group-committed-statement.ts";
 import type { Logger } from "../log.ts";
 import { decideSale, type SaleDecision, testTransactionId } from "../tracking/sale/decide-sale.ts";
 import type { SaleRequest } from "../tracking/sale/sale-request.ts";
@@ -53,7 +54,15 @@ export async function writeSaleWithFallback(
 export async function recordSale(
   db: Database,
   /** `docsUrl` is no longer read here (the route words refusals); kept so callers need not change. */
-  input: { header: BearerHeader; keyHash: string | null; body: SaleRequest; now: Date; docsUrl?: string },
+  input: {
+    header: BearerHeader;
+    keyHash: string | null;
+    body: SaleRequest;
+    now: Date;
+    docsUrl?: string;
+    /** How its read goes to the database (the isolate's group commit); unset: alone. */
+    sending?: Sending;
+  },
   log: Logger,
   /** Told each decision before its write (the route sets the key's rotation notice from it). */
   onDecided: (decision: SaleDecision, keyFound: boolean) => void = () => {},
@@ -63,13 +72,17 @@ export async function recordSale(
   return withConflictRetry(
     async () => {
       for (;;) {
-        const facts = await readSaleFacts(db, {
-          keyHash,
-          transactionId: body.transaction_id ?? testTransactionId(now),
-          customerKey: body.customer_key ?? null,
-          clickId: body.click_id ?? null,
-          productId: body.product_id ?? null,
-        });
+        const facts = await readSaleFacts(
+          db,
+          {
+            keyHash,
+            transactionId: body.transaction_id ?? testTransactionId(now),
+            customerKey: body.customer_key ?? null,
+            clickId: body.click_id ?? null,
+            productId: body.product_id ?? null,
+          },
+          input.sending,
+        );
         const decision = decideSale({ header, body, now }, facts);
         if (
           body.transaction_id === undefined &&

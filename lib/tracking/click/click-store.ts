@@ -6,7 +6,7 @@ import { programApiKeys, programs } from "../../../schema/programs.ts";
 import { type ClickDimensions, clickDimensions } from "../../analytics/click-dimensions.ts";
 import type { Database } from "../../db/client.ts";
 import { columnList, columnName } from "../../db/columns.ts";
-import { GroupCommit, type KeepAlive } from "../../db/group-commit.ts";
+import { groupCommittedStatement, type Sending } from "../../db/group-committed-statement.ts";
 import { keptPlanStatement } from "../../db/kept-plan.ts";
 import { keptPlanBatch } from "../../db/kept-plan-batch.ts";
 import type { DeviceHashes } from "../../fraud/device-hash.ts";
@@ -176,83 +176,43 @@ export const clickBatchStatement = keptPlanBatch({
   statement: clickStatement,
 });
 
-type ClickValues = Parameters<typeof clickStatement.call>[0];
-
-/** The most clicks one statement records: about what an isolate serves in one round trip, and then some. */
-const MAX_CLICKS_PER_BATCH = 32;
-
-/** A group commit per database client (in a worker, the isolate's one; tests make several). */
-const groupCommits = new WeakMap<Database, GroupCommit<ClickValues, ClickRow>>();
-
-function clickGroupCommit(db: Database): GroupCommit<ClickValues, ClickRow> {
-  let commits = groupCommits.get(db);
-  if (!commits) {
-    commits = new GroupCommit<ClickValues, ClickRow>({
-      sendOne: async (values) => {
-        const row = (await db.execute<ClickRow>(clickStatement.call(values))).rows[0];
-        if (!row) throw new Error("click statement returned no row");
-        return row;
-      },
-      sendMany: async (items) => {
-        const { rows } = await db.execute<ClickRow & { batch_item: number }>(clickBatchStatement.call(items));
-        const byItem: ClickRow[] = [];
-        for (const { batch_item, ...row } of rows) byItem[batch_item] = row;
-        if (
-          rows.length !== items.length ||
-          byItem.length !== items.length ||
-          byItem.includes(undefined as never)
-        ) {
-          throw new Error(`a batch of ${items.length} clicks answered ${rows.length} rows`);
-        }
-        return byItem;
-      },
-      maxBatch: MAX_CLICKS_PER_BATCH,
-      pollMs: 1,
-      abandonAfterMs: 10_000,
-    });
-    groupCommits.set(db, commits);
-  }
-  return commits;
-}
-
-/** The clicks one database client sent in batches of two or more (the tests read it). */
-export function clickBatchesSent(db: Database): { batches: number; writes: number } {
-  return { ...(groupCommits.get(db)?.sent ?? { batches: 0, writes: 0 }) };
-}
+const sendClickStatement = groupCommittedStatement<typeof clickStatement.names, ClickRow>(
+  clickBatchStatement,
+  "click statement",
+);
 
 /**
  * Reads every fact the click rules need and records the click, in ONE statement (the click budget is one
  * database round trip), which may be shared with other clicks of the isolate arriving at the same time
  * (`lib/db/group-commit.ts`: answered only once committed, as before). The insert's condition is the success
- * condition of `decideClick`: a refused click writes nothing. `keepAlive` is the request's `waitUntil`;
- * without `groupCommit` (`CLICK_GROUP_COMMIT=off`) the click is sent alone.
+ * condition of `decideClick`: a refused click writes nothing.
  */
 export async function readFactsAndRecordClick(
   db: Database,
   w: ClickWrite,
-  sending: { groupCommit: boolean; keepAlive: KeepAlive },
+  sending?: Sending,
 ): Promise<ClickFacts & { recorded: boolean }> {
-  const values: ClickValues = {
-    code: w.code,
-    keyHash: w.keyHash,
-    now: w.now.toISOString(),
-    visitorClickId: w.visitorClickId,
-    testMode: w.testMode,
-    newClickId: w.newClickId,
-    affiliateUrl: w.affiliateUrl,
-    referrer: w.referrer,
-    userAgent: w.userAgent,
-    ipHash: w.device.ipHash,
-    uaHash: w.device.uaHash,
-    requestedProgramId: w.requestedProgramId,
-    checkKeyProgram: w.testMode && w.keyHash !== null && w.eventProgramId !== null,
-    eventProgramId: w.eventProgramId,
-    ...clickDimensions(w.affiliateUrl, w.referrer),
-  };
-  const commits = clickGroupCommit(db);
-  const row = sending.groupCommit
-    ? await commits.run(values, sending.keepAlive)
-    : await commits.sendAlone(values);
+  const row = await sendClickStatement(
+    db,
+    {
+      code: w.code,
+      keyHash: w.keyHash,
+      now: w.now.toISOString(),
+      visitorClickId: w.visitorClickId,
+      testMode: w.testMode,
+      newClickId: w.newClickId,
+      affiliateUrl: w.affiliateUrl,
+      referrer: w.referrer,
+      userAgent: w.userAgent,
+      ipHash: w.device.ipHash,
+      uaHash: w.device.uaHash,
+      requestedProgramId: w.requestedProgramId,
+      checkKeyProgram: w.testMode && w.keyHash !== null && w.eventProgramId !== null,
+      eventProgramId: w.eventProgramId,
+      ...clickDimensions(w.affiliateUrl, w.referrer),
+    },
+    sending,
+  );
   const link = row.link;
   return {
     link: link && {

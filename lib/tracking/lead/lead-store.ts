@@ -11,7 +11,9 @@ import { type LeadAuthPolicy, programs } from "../../../schema/programs.ts";
 import { apiKeyRecordFromRow, apiKeyRecordQuery } from "../../auth/program-key.ts";
 import type { Database } from "../../db/client.ts";
 import { columnList, columnName, fromDriver } from "../../db/columns.ts";
+import { groupCommittedStatement, type Sending } from "../../db/group-committed-statement.ts";
 import { keptPlanStatement } from "../../db/kept-plan.ts";
+import { keptPlanBatch } from "../../db/kept-plan-batch.ts";
 import { keptPlanSequence } from "../../db/kept-plan-sequence.ts";
 import type { DeviceHashes } from "../../fraud/device-hash.ts";
 import { leadCreatedWebhook } from "../../webhooks/outbox-statements.ts";
@@ -117,18 +119,28 @@ export const leadFactsStatement = keptPlanStatement({
   },
 });
 
+/** Several leads' reads as one statement (`read_lead_facts_batch`, migration 0045, the isolate's group commit). */
+export const leadFactsBatch = keptPlanBatch({
+  functionName: "read_lead_facts_batch",
+  statement: leadFactsStatement,
+});
+
+const sendLeadRead = groupCommittedStatement<typeof leadFactsStatement.names, LeadRow>(
+  leadFactsBatch,
+  "lead read",
+);
+
 /**
- * Every fact the lead rules need, in ONE statement (one round trip): the key, the click resolved to the
+ * Every fact the lead rules need, in ONE statement (one round trip, which may be shared with the reads of other
+ * leads arriving at the same time, `lib/db/group-commit.ts`): the key, the click resolved to the
  * visitor's original click, the customer of that click, the customer holding `customer_key`, and the
  * programs involved. Nothing is written here.
  */
-export async function readLeadFacts(db: Database, r: LeadRead): Promise<LeadFacts> {
+export async function readLeadFacts(db: Database, r: LeadRead, sending?: Sending): Promise<LeadFacts> {
   const k = clickEvents;
   const c = customers;
   const p = programs;
-  const result = await db.execute<LeadRow>(leadFactsStatement.call(r));
-  const row = result.rows[0];
-  if (!row) throw new Error("lead read returned no row");
+  const row = await sendLeadRead(db, r, sending);
   const customer = (row: CustomerRow | null): LeadCustomerFact | null =>
     row && {
       id: fromDriver(c.id, row.id),

@@ -15,7 +15,9 @@ import {
 } from "../../commissions/credit.ts";
 import type { Database } from "../../db/client.ts";
 import { columnList, columnName, fromDriver, fromDriverOrNull } from "../../db/columns.ts";
+import { groupCommittedStatement, type Sending } from "../../db/group-committed-statement.ts";
 import { keptPlanStatement } from "../../db/kept-plan.ts";
+import { keptPlanBatch } from "../../db/kept-plan-batch.ts";
 import { keptPlanSequence } from "../../db/kept-plan-sequence.ts";
 import { type PaymentNamespace, paymentNamespace } from "../../sales/payment-namespace.ts";
 import { saleWebhooksStatement } from "../../webhooks/outbox-statements.ts";
@@ -171,6 +173,17 @@ type SaleFactsRow = {
  * one of the sale's own namespace): under its own id, or as another id of the payment (a Checkout
  * Session id, a subscription invoice's PaymentIntent id, see `payment_aliases`).
  */
+/** Several sales' reads as one statement (`read_sale_facts_batch`, migration 0045, the isolate's group commit). */
+export const saleFactsBatch = keptPlanBatch({
+  functionName: "read_sale_facts_batch",
+  statement: saleFactsStatement,
+});
+
+const sendSaleRead = groupCommittedStatement<typeof saleFactsStatement.names, SaleFactsRow>(
+  saleFactsBatch,
+  "sale read",
+);
+
 export async function readSaleFacts(
   db: Database,
   q: {
@@ -180,9 +193,9 @@ export async function readSaleFacts(
     clickId: string | null;
     productId: string | null;
   },
+  sending?: Sending,
 ): Promise<SaleFacts> {
-  const facts = (await db.execute<SaleFactsRow>(saleFactsStatement.call(q))).rows[0];
-  if (!facts) throw new Error("sale read returned no row");
+  const facts = await sendSaleRead(db, q, sending);
   const programRow = facts.program;
   const clickRow = facts.click;
   const click: SaleClick | null = clickRow

@@ -13,6 +13,7 @@ import { clientIp } from "../../../../lib/http/client-ip.ts";
 import { browserCors } from "../../../../lib/http/cors.ts";
 import { errorPolicy } from "../../../../lib/http/dependencies.ts";
 import { rateLimit } from "../../../../lib/http/rate-limit.ts";
+import { sendingOf } from "../../../../lib/http/sending.ts";
 import { newClickId } from "../../../../lib/ids.ts";
 import { rateLimits } from "../../../../lib/ratelimit/policies.ts";
 import { clickRefusalError } from "../../../../lib/tracking/click/click-outcome-http.ts";
@@ -101,7 +102,7 @@ export function registerClick(app: OpenAPIHono<AppEnv>): void {
         device: await deviceHashes(config.deviceHashKey, clientIp(c), userAgent),
         now: clock.now(),
       },
-      { groupCommit: config.clickGroupCommit, keepAlive: (work) => c.executionCtx.waitUntil(work) },
+      sendingOf(c),
     );
     c.set("corsAllowedOrigins", facts.link?.allowedOrigins ?? undefined);
     const decision = decideClick(intent, facts);

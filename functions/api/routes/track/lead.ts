@@ -16,6 +16,7 @@ import { browserCors } from "../../../../lib/http/cors.ts";
 import { errorPolicy } from "../../../../lib/http/dependencies.ts";
 import { keyRotationNotice } from "../../../../lib/http/key-rotation-notice.ts";
 import { rateLimit } from "../../../../lib/http/rate-limit.ts";
+import { sendingOf } from "../../../../lib/http/sending.ts";
 import { rateLimits } from "../../../../lib/ratelimit/policies.ts";
 import { storedEmail } from "../../../../lib/tracking/email.ts";
 import {
@@ -132,12 +133,16 @@ export function registerLead(app: OpenAPIHono<AppEnv>): void {
 
     const response: LeadResponse = await withConflictRetry(
       async () => {
-        const facts = await readLeadFacts(db, {
-          keyHash,
-          clickId: intent.clickId,
-          customerKey: intent.customerKey,
-          explicitProgramId: intent.eventProgramId ?? intent.requestedProgramId,
-        });
+        const facts = await readLeadFacts(
+          db,
+          {
+            keyHash,
+            clickId: intent.clickId,
+            customerKey: intent.customerKey,
+            explicitProgramId: intent.eventProgramId ?? intent.requestedProgramId,
+          },
+          sendingOf(c),
+        );
         const decision = decideLead(intent, facts);
         c.set("keyRotation", decision.rotation ?? undefined);
         if (decision.allowedOrigins) c.set("corsAllowedOrigins", decision.allowedOrigins);

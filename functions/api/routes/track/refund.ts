@@ -15,6 +15,7 @@ import { errorPolicy } from "../../../../lib/http/dependencies.ts";
 import { keyRotationNotice } from "../../../../lib/http/key-rotation-notice.ts";
 import { rateLimit } from "../../../../lib/http/rate-limit.ts";
 import { requireBearer } from "../../../../lib/http/require-bearer.ts";
+import { sendingOf } from "../../../../lib/http/sending.ts";
 import { publishAfterResponse } from "../../../../lib/notifications/publish.ts";
 import { rateLimits } from "../../../../lib/ratelimit/policies.ts";
 import {
@@ -94,6 +95,7 @@ async function handleRefund(c: Context<AppEnv>) {
         keyHash,
         // A NUL cannot be a parameter; such an id matches no sale, and the body check below answers 400.
         typeof rawTransactionId === "string" && !hasNul(rawTransactionId) ? rawTransactionId.trim() : null,
+        sendingOf(c),
       );
       if (read.key) c.set("authenticatedKeyHash", keyHash);
       const verdict = evaluateApiKey(header, read.key, now, refundKeyMessages, config.docsUrl);

@@ -13,6 +13,7 @@ import { errorPolicy } from "../../../../lib/http/dependencies.ts";
 import { keyRotationNotice } from "../../../../lib/http/key-rotation-notice.ts";
 import { rateLimit } from "../../../../lib/http/rate-limit.ts";
 import { requireBearer } from "../../../../lib/http/require-bearer.ts";
+import { sendingOf } from "../../../../lib/http/sending.ts";
 import { rateLimits } from "../../../../lib/ratelimit/policies.ts";
 import { recordSale } from "../../../../lib/sales/record-sale.ts";
 import { saleResponseBody } from "../../../../lib/sales/sale-outcome-http.ts";
@@ -66,7 +67,7 @@ export function registerSale(app: OpenAPIHono<AppEnv>): void {
     const { header, keyHash } = await requestCredential(c);
     const outcome = await recordSale(
       db,
-      { header, keyHash, body: c.req.valid("json"), now: clock.now() },
+      { header, keyHash, body: c.req.valid("json"), now: clock.now(), sending: sendingOf(c) },
       c.get("log"),
       (decision, keyFound) => {
         if (keyFound && keyHash) c.set("authenticatedKeyHash", keyHash);

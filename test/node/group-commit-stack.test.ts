@@ -1,12 +1,12 @@
 /**
- * The click's group commit (`lib/db/group-commit.ts`, `record_clicks`) in the Workers runtime: clicks that
- * reach one isolate while a click is on its way to the database go together, as one statement. Each must be
- * answered as it would be alone, each accepted one recorded once, and a batch the database refuses must cost
- * no click.
+ * The group commit (`lib/db/group-commit.ts`) in the Workers runtime: clicks (`record_clicks`), and the reads
+ * of leads, sales and refunds, that reach one isolate while one is on its way to the database go together, as
+ * one statement. Each must be answered as it would be alone, each accepted click recorded once, and a batch
+ * the database refuses must cost no click.
  *
  * On the local stack (`npm run dev`, in-process: the workers in workerd, the SQL endpoint on PGlite), not in
  * the workers project: that one runs the worker inside the test runner's Durable Object, where a request
- * cannot go on from a promise another request resolved (it sets `CLICK_GROUP_COMMIT=off`).
+ * cannot go on from a promise another request resolved (it sets `GROUP_COMMIT=off`).
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -20,8 +20,10 @@ import { UNSCOPED } from "../../dev/sql-faults.ts";
 let dataDir: string;
 let stack: LocalStack;
 let program: DemoProgram;
-/** Calls of the batch's function and of the click's own, as the SQL endpoint received them. */
+/** Calls of the click's batch function and of the click's own, as the SQL endpoint received them. */
 const calls = { batch: 0, alone: 0 };
+/** Calls of each read's batch function. */
+const readBatches: Record<string, number> = {};
 let ip = 0;
 
 beforeAll(async () => {
@@ -33,6 +35,8 @@ beforeAll(async () => {
     onStatement: (query) => {
       if (query.startsWith("select * from record_clicks(")) calls.batch++;
       if (query.startsWith("select * from record_click_with_dimensions(")) calls.alone++;
+      const read = /^select \* from (read_\w+_batch)\(/.exec(query)?.[1];
+      if (read) readBatches[read] = (readBatches[read] ?? 0) + 1;
     },
   });
   program = stack.demo?.programs[0] as DemoProgram;
@@ -43,17 +47,25 @@ afterAll(async () => {
   if (dataDir) await rm(dataDir, { recursive: true, force: true });
 }, 30_000);
 
-async function click(
+async function post(
+  path: string,
   body: Record<string, unknown>,
+  headers: Record<string, string> = {},
 ): Promise<{ status: number; body: Record<string, unknown> }> {
   ip++;
-  const response = await fetch(`${stack.baseUrl}/api/v1/track/click`, {
+  const response = await fetch(`${stack.baseUrl}${path}`, {
     method: "POST",
-    headers: { "Content-Type": "application/json", "CF-Connecting-IP": `10.66.${ip >> 8}.${ip & 255}` },
+    headers: {
+      "Content-Type": "application/json",
+      "CF-Connecting-IP": `10.66.${ip >> 8}.${ip & 255}`,
+      ...headers,
+    },
     body: JSON.stringify(body),
   });
   return { status: response.status, body: (await response.json()) as Record<string, unknown> };
 }
+
+const click = (body: Record<string, unknown>) => post("/api/v1/track/click", body);
 
 const url = (code: string) => `https://shop.example/landing?aff=${code}`;
 
@@ -227,5 +239,62 @@ describe("clicks arriving together (the click's group commit, local stack)", () 
       [visitorClickId],
     );
     expect(rows[0]?.n).toBe("0");
+  });
+});
+
+describe("reads of leads, sales and refunds arriving together (local stack)", () => {
+  it("answers each as alone and writes each once, the reads sent in batches", async () => {
+    const key = { Authorization: `Bearer ${program.api_key}` };
+    const run = crypto.randomUUID().slice(0, 8);
+    const n = 20;
+    const clickIds = await Promise.all(
+      Array.from(
+        { length: n },
+        async () => (await click({ affiliate_url: url(program.active_links[0]) })).body.click_id as string,
+      ),
+    );
+    const before = { ...readBatches };
+    const leads = await Promise.all(
+      clickIds.map((clickId, i) =>
+        post("/api/v1/track/lead", { click_id: clickId, customer_key: `stack-${run}-${i}` }, key),
+      ),
+    );
+    expect(leads.map((a) => [a.status, a.body.success])).toEqual(clickIds.map(() => [200, true]));
+    const sales = await Promise.all(
+      clickIds.map((_, i) =>
+        post(
+          "/api/v1/track/sale",
+          { transaction_id: `stack-${run}-${i}`, amount_cents: 10_000, customer_key: `stack-${run}-${i}` },
+          key,
+        ),
+      ),
+    );
+    expect(sales.map((a) => [a.status, a.body.success])).toEqual(clickIds.map(() => [200, true]));
+    const refunds = await Promise.all(
+      clickIds.map((_, i) =>
+        post(
+          "/api/v1/track/refund",
+          { transaction_id: `stack-${run}-${i}`, refund_amount_cents: 100, refund_id: `stack-${run}-r${i}` },
+          key,
+        ),
+      ),
+    );
+    expect(refunds.map((a) => [a.status, a.body.success])).toEqual(clickIds.map(() => [200, true]));
+
+    for (const read of ["read_lead_facts_batch", "read_sale_facts_batch", "read_refund_facts_batch"]) {
+      expect((readBatches[read] ?? 0) - (before[read] ?? 0), read).toBeGreaterThan(0);
+    }
+    // Each sale once, each with its one commission, each refunded once (100 of 10,000 cents).
+    const { rows } = await stack.sql.query(
+      `select s.processor_event_id, s.refunded_cents,
+              (select count(*) from commissions c where c.sale_id = s.id) as commissions,
+              (select count(*) from refunds r where r.sale_id = s.id) as refunds
+         from affiliate_sale_events s where s.processor_event_id like $1 order by s.processor_event_id`,
+      [`stack-${run}-%`],
+    );
+    expect(rows).toHaveLength(n);
+    for (const row of rows) {
+      expect(row).toMatchObject({ refunded_cents: "100", commissions: "1", refunds: "1" });
+    }
   });
 });

@@ -1,0 +1,61 @@
+import type { Database } from "./client.ts";
+import { GroupCommit, type KeepAlive } from "./group-commit.ts";
+import type { ItemValues, KeptPlanBatch } from "./kept-plan-batch.ts";
+
+/** How a request sends its statement: through the isolate's group commit or alone (`GROUP_COMMIT=off`). */
+export interface Sending {
+  groupCommit: boolean;
+  /** The request's `waitUntil`: keeps a batch it sends alive should its client go away. */
+  keepAlive: KeepAlive;
+}
+
+/** The most calls one batch takes: about what an isolate serves in one round trip, and then some. */
+const MAX_PER_BATCH = 32;
+
+/**
+ * A kept-plan statement of one row per call, sent through the isolate's group commit (`group-commit.ts`):
+ * alone, as its own function's call, when nothing is on its way; else with the calls that arrived meanwhile,
+ * as one call of its batch (`kept-plan-batch.ts`), each caller getting its own row. Without `sending`, or
+ * with the group commit off, always alone. `what` names the statement in the error of a call that returned
+ * no row.
+ */
+export function groupCommittedStatement<const Names extends readonly string[], Row>(
+  batch: KeptPlanBatch<Names>,
+  what: string,
+): (db: Database, values: ItemValues<Names>, sending?: Sending) => Promise<Row> {
+  /** One group commit per database client (in a worker, the isolate's one). */
+  const commits = new WeakMap<Database, GroupCommit<ItemValues<Names>, Row>>();
+
+  const groupCommitOf = (db: Database): GroupCommit<ItemValues<Names>, Row> => {
+    let commit = commits.get(db);
+    if (!commit) {
+      commit = new GroupCommit<ItemValues<Names>, Row>({
+        sendOne: async (values) => {
+          const row = (await db.execute<Row & Record<string, unknown>>(batch.statement.call(values))).rows[0];
+          if (!row) throw new Error(`${what} returned no row`);
+          return row;
+        },
+        sendMany: async (items) => {
+          const { rows } = await db.execute<Row & { batch_item: number }>(batch.call(items));
+          const byItem: Row[] = [];
+          for (const { batch_item, ...row } of rows) byItem[batch_item] = row as Row;
+          const complete = byItem.length === items.length && !byItem.includes(undefined as Row);
+          if (rows.length !== items.length || !complete) {
+            throw new Error(`a batch of ${items.length} calls of ${what} answered ${rows.length} rows`);
+          }
+          return byItem;
+        },
+        maxBatch: MAX_PER_BATCH,
+        pollMs: 1,
+        abandonAfterMs: 10_000,
+      });
+      commits.set(db, commit);
+    }
+    return commit;
+  };
+
+  return (db, values, sending) => {
+    const commit = groupCommitOf(db);
+    return sending?.groupCommit ? commit.run(values, sending.keepAlive) : commit.sendAlone(values);
+  };
+}
