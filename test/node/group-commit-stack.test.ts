@@ -27,7 +27,7 @@ const readBatches: Record<string, number> = {};
 let ip = 0;
 
 beforeAll(async () => {
-  dataDir = await mkdtemp(join(tmpdir(), "click-group-commit-"));
+  dataDir = await mkdtemp(join(tmpdir(), "group-commit-stack-"));
   stack = await startLocalStack({
     dataDir,
     port: 0,

@@ -2,7 +2,7 @@
  * The group commit's scheduling (`lib/db/group-commit.ts`): who goes alone, who goes together, what each
  * write gets back, and what happens when a batch fails or never answers. The writes here are calls of
  * in-memory functions that answer when the test says so; the click's group commit on the real stack is
- * `test/workers/click-group-commit.test.ts`.
+ * `test/node/group-commit-stack.test.ts`.
  */
 import { describe, expect, it } from "vitest";
 import { GroupCommit } from "../../lib/db/group-commit.ts";
