@@ -6,17 +6,17 @@ import {
   deductionStatement,
   recordRefundStatement,
   refundCommissionStatement,
-  refundFactsBatch,
   refundFactsStatement,
+  refundReadSent,
   refundWebhookStatement,
   refundWrite,
 } from "./refunds/refund-store.ts";
-import { clickBatchStatement, clickStatement } from "./tracking/click/click-store.ts";
+import { clickStatement, clickStatementSent } from "./tracking/click/click-store.ts";
 import {
   leadCustomerWrites,
   leadEventInserts,
-  leadFactsBatch,
   leadFactsStatement,
+  leadReadSent,
   leadWrite,
   provisionalLeadEventInsert,
 } from "./tracking/lead/lead-store.ts";
@@ -25,10 +25,10 @@ import {
   paymentIdsClaim,
   saleCommissionCredit,
   saleCommissionInsert,
-  saleFactsBatch,
   saleFactsStatement,
   saleInserts,
   saleLinkAndFinish,
+  saleReadSent,
   saleWrite,
 } from "./tracking/sale/sale-store.ts";
 import { provisionalLeadsSettle } from "./tracking/settle-provisional-leads.ts";
@@ -72,8 +72,8 @@ export const keptPlanSequences: readonly KeptPlanSequence<
 
 /** Every kept-plan statement run once per item of a batch by one PL/pgSQL function (`keptPlanBatch`), likewise. */
 export const keptPlanBatches: readonly KeptPlanBatch<readonly string[]>[] = [
-  clickBatchStatement,
-  leadFactsBatch,
-  saleFactsBatch,
-  refundFactsBatch,
+  clickStatementSent.batch,
+  leadReadSent.batch,
+  saleReadSent.batch,
+  refundReadSent.batch,
 ];

@@ -1,6 +1,7 @@
 import type { Database } from "./client.ts";
 import { GroupCommit, type KeepAlive } from "./group-commit.ts";
-import type { ItemValues, KeptPlanBatch } from "./kept-plan-batch.ts";
+import type { KeptPlanStatement } from "./kept-plan.ts";
+import { type ItemValues, type KeptPlanBatch, keptPlanBatch } from "./kept-plan-batch.ts";
 
 /** How a request sends its statement: through the isolate's group commit or alone (`GROUP_COMMIT=off`). */
 export interface Sending {
@@ -15,14 +16,22 @@ const MAX_PER_BATCH = 32;
 /**
  * A kept-plan statement of one row per call, sent through the isolate's group commit (`group-commit.ts`):
  * alone, as its own function's call, when nothing is on its way; else with the calls that arrived meanwhile,
- * as one call of its batch (`kept-plan-batch.ts`), each caller getting its own row. Without `sending`, or
- * with the group commit off, always alone. `what` names the statement in the error of a call that returned
- * no row.
+ * as one call of its batch (`kept-plan-batch.ts`, the function `functionName`), each caller getting its own
+ * row. Without `sending`, or with the group commit off, always alone. `what` names the statement in the
+ * error of a call that returned no row.
  */
-export function groupCommittedStatement<const Names extends readonly string[], Row>(
-  batch: KeptPlanBatch<Names>,
-  what: string,
-): (db: Database, values: ItemValues<Names>, sending?: Sending) => Promise<Row> {
+export function groupCommittedStatement<const Names extends readonly string[], Row>(spec: {
+  /** The batch's function (a migration defines it, `kept-plan-batch.ts`). */
+  functionName: string;
+  statement: KeptPlanStatement<Names>;
+  what: string;
+}): {
+  /** The batch, for the migrations' check (`lib/kept-plan-statements.ts`). */
+  batch: KeptPlanBatch<Names>;
+  send: (db: Database, values: ItemValues<Names>, sending?: Sending) => Promise<Row>;
+} {
+  const { what } = spec;
+  const batch = keptPlanBatch({ functionName: spec.functionName, statement: spec.statement });
   /** One group commit per database client (in a worker, the isolate's one). */
   const commits = new WeakMap<Database, GroupCommit<ItemValues<Names>, Row>>();
 
@@ -54,8 +63,9 @@ export function groupCommittedStatement<const Names extends readonly string[], R
     return commit;
   };
 
-  return (db, values, sending) => {
+  const send = (db: Database, values: ItemValues<Names>, sending?: Sending): Promise<Row> => {
     const commit = groupCommitOf(db);
     return sending?.groupCommit ? commit.run(values, sending.keepAlive) : commit.sendAlone(values);
   };
+  return { batch, send };
 }

@@ -10,7 +10,6 @@ import type { Database } from "../db/client.ts";
 import { columnList, columnName, fromDriver } from "../db/columns.ts";
 import { groupCommittedStatement, type Sending } from "../db/group-committed-statement.ts";
 import { keptPlanStatement } from "../db/kept-plan.ts";
-import { keptPlanBatch } from "../db/kept-plan-batch.ts";
 import { keptPlanSequence } from "../db/kept-plan-sequence.ts";
 import { commissionRefundedWebhookStatement } from "../webhooks/outbox-statements.ts";
 import type { RefundFacts, RefundWrite } from "./decide-refund.ts";
@@ -132,16 +131,11 @@ export const refundFactsStatement = keptPlanStatement({
   },
 });
 
-/** Several refunds' reads as one statement (`read_refund_facts_batch`, migration 0045, the isolate's group commit). */
-export const refundFactsBatch = keptPlanBatch({
-  functionName: "read_refund_facts_batch",
-  statement: refundFactsStatement,
-});
-
-const sendRefundRead = groupCommittedStatement<
+/** The refund's read through the isolate's group commit (`read_refund_facts_batch`, migration 0045). */
+export const refundReadSent = groupCommittedStatement<
   typeof refundFactsStatement.names,
   { key: Parameters<typeof apiKeyRecordFromRow>[0] | null; sale: Record<string, unknown> | null }
->(refundFactsBatch, "refund read");
+>({ functionName: "read_refund_facts_batch", statement: refundFactsStatement, what: "refund read" });
 
 /**
  * The key, and the sale (of the key's program only) with its commission and applied refunds: one round trip
@@ -153,7 +147,7 @@ export async function readRefundFacts(
   transactionId: string | null,
   sending?: Sending,
 ): Promise<RefundRead> {
-  const row = await sendRefundRead(db, { keyHash, transactionId }, sending);
+  const row = await refundReadSent.send(db, { keyHash, transactionId }, sending);
   const key = apiKeyRecordFromRow(row.key ?? undefined);
   if (!row.sale) return { key, facts: null, parties: null };
   return { key, ...refundFactsFromRow(row.sale) };

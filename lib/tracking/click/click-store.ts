@@ -8,7 +8,6 @@ import type { Database } from "../../db/client.ts";
 import { columnList, columnName } from "../../db/columns.ts";
 import { groupCommittedStatement, type Sending } from "../../db/group-committed-statement.ts";
 import { keptPlanStatement } from "../../db/kept-plan.ts";
-import { keptPlanBatch } from "../../db/kept-plan-batch.ts";
 import type { DeviceHashes } from "../../fraud/device-hash.ts";
 import type { ClickFacts } from "./decide-click.ts";
 
@@ -168,18 +167,14 @@ export const clickStatement = keptPlanStatement({
 });
 
 /**
- * Several clicks' statements as one (`record_clicks`, migration 0044): the click's group commit below sends
- * the clicks that arrive while one is on its way to the database together.
+ * The click's statement through the isolate's group commit: the clicks that arrive while one is on its way to
+ * the database go together as one call of `record_clicks` (migration 0044).
  */
-export const clickBatchStatement = keptPlanBatch({
+export const clickStatementSent = groupCommittedStatement<typeof clickStatement.names, ClickRow>({
   functionName: "record_clicks",
   statement: clickStatement,
+  what: "click statement",
 });
-
-const sendClickStatement = groupCommittedStatement<typeof clickStatement.names, ClickRow>(
-  clickBatchStatement,
-  "click statement",
-);
 
 /**
  * Reads every fact the click rules need and records the click, in ONE statement (the click budget is one
@@ -192,7 +187,7 @@ export async function readFactsAndRecordClick(
   w: ClickWrite,
   sending?: Sending,
 ): Promise<ClickFacts & { recorded: boolean }> {
-  const row = await sendClickStatement(
+  const row = await clickStatementSent.send(
     db,
     {
       code: w.code,

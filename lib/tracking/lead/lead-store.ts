@@ -13,7 +13,6 @@ import type { Database } from "../../db/client.ts";
 import { columnList, columnName, fromDriver } from "../../db/columns.ts";
 import { groupCommittedStatement, type Sending } from "../../db/group-committed-statement.ts";
 import { keptPlanStatement } from "../../db/kept-plan.ts";
-import { keptPlanBatch } from "../../db/kept-plan-batch.ts";
 import { keptPlanSequence } from "../../db/kept-plan-sequence.ts";
 import type { DeviceHashes } from "../../fraud/device-hash.ts";
 import { leadCreatedWebhook } from "../../webhooks/outbox-statements.ts";
@@ -119,16 +118,12 @@ export const leadFactsStatement = keptPlanStatement({
   },
 });
 
-/** Several leads' reads as one statement (`read_lead_facts_batch`, migration 0045, the isolate's group commit). */
-export const leadFactsBatch = keptPlanBatch({
+/** The lead's read through the isolate's group commit (`read_lead_facts_batch`, migration 0045). */
+export const leadReadSent = groupCommittedStatement<typeof leadFactsStatement.names, LeadRow>({
   functionName: "read_lead_facts_batch",
   statement: leadFactsStatement,
+  what: "lead read",
 });
-
-const sendLeadRead = groupCommittedStatement<typeof leadFactsStatement.names, LeadRow>(
-  leadFactsBatch,
-  "lead read",
-);
 
 /**
  * Every fact the lead rules need, in ONE statement (one round trip, which may be shared with the reads of other
@@ -140,7 +135,7 @@ export async function readLeadFacts(db: Database, r: LeadRead, sending?: Sending
   const k = clickEvents;
   const c = customers;
   const p = programs;
-  const row = await sendLeadRead(db, r, sending);
+  const row = await leadReadSent.send(db, r, sending);
   const customer = (row: CustomerRow | null): LeadCustomerFact | null =>
     row && {
       id: fromDriver(c.id, row.id),

@@ -17,7 +17,6 @@ import type { Database } from "../../db/client.ts";
 import { columnList, columnName, fromDriver, fromDriverOrNull } from "../../db/columns.ts";
 import { groupCommittedStatement, type Sending } from "../../db/group-committed-statement.ts";
 import { keptPlanStatement } from "../../db/kept-plan.ts";
-import { keptPlanBatch } from "../../db/kept-plan-batch.ts";
 import { keptPlanSequence } from "../../db/kept-plan-sequence.ts";
 import { type PaymentNamespace, paymentNamespace } from "../../sales/payment-namespace.ts";
 import { saleWebhooksStatement } from "../../webhooks/outbox-statements.ts";
@@ -167,23 +166,19 @@ type SaleFactsRow = {
   click: Row | null;
 };
 
+/** The sale's read through the isolate's group commit (`read_sale_facts_batch`, migration 0045). */
+export const saleReadSent = groupCommittedStatement<typeof saleFactsStatement.names, SaleFactsRow>({
+  functionName: "read_sale_facts_batch",
+  statement: saleFactsStatement,
+  what: "sale read",
+});
+
 /**
  * Everything the sale rules need, in one round trip (one statement). The duplicate check reads the
  * sales the id names in the live namespace and in the key's program's test namespace (the rules keep the
  * one of the sale's own namespace): under its own id, or as another id of the payment (a Checkout
  * Session id, a subscription invoice's PaymentIntent id, see `payment_aliases`).
  */
-/** Several sales' reads as one statement (`read_sale_facts_batch`, migration 0045, the isolate's group commit). */
-export const saleFactsBatch = keptPlanBatch({
-  functionName: "read_sale_facts_batch",
-  statement: saleFactsStatement,
-});
-
-const sendSaleRead = groupCommittedStatement<typeof saleFactsStatement.names, SaleFactsRow>(
-  saleFactsBatch,
-  "sale read",
-);
-
 export async function readSaleFacts(
   db: Database,
   q: {
@@ -195,7 +190,7 @@ export async function readSaleFacts(
   },
   sending?: Sending,
 ): Promise<SaleFacts> {
-  const facts = await sendSaleRead(db, q, sending);
+  const facts = await saleReadSent.send(db, q, sending);
   const programRow = facts.program;
   const clickRow = facts.click;
   const click: SaleClick | null = clickRow
