@@ -1,6 +1,7 @@
 /**
- * Group commit within one isolate: writes of the same shape that arrive while one is on its way to the
- * database wait for it, and then go together, as one statement and one transaction.
+ * Group commit within one isolate: statements of the same shape (a click's write, a lead's, a sale's or a
+ * refund's read; "writes" below) that arrive while one is on its way to the database wait for it, and then go
+ * together, as one statement and one transaction.
  *
  * Why: under load, most of what a click costs is not its insert but the round trip around it: the
  * worker's request and the answer's parsing, the SQL endpoint's handling, the statement's parse and the
