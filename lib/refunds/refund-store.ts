@@ -6,6 +6,7 @@ import { saleEvents } from "../../schema/events.ts";
 import { paymentAliases } from "../../schema/payment-aliases.ts";
 import { programApiKeys, programs } from "../../schema/programs.ts";
 import { type ApiKeyRecord, apiKeyRecordFromRow, apiKeyRecordQuery } from "../auth/program-key.ts";
+import { checkedNotSearched } from "../db/checked-not-searched.ts";
 import type { Database } from "../db/client.ts";
 import { columnList, columnName, fromDriver } from "../db/columns.ts";
 import { groupCommittedStatement, type Sending } from "../db/group-committed-statement.ts";
@@ -119,7 +120,7 @@ export const refundFactsStatement = keptPlanStatement({
           select ${refundFactsColumns}
           from ${saleEvents} ${s}
           join ${programs} ${refundProgram} on ${refundProgram.id} = ${s.programId}
-          where ${s.programId} = ${keyProgram}
+          where ${checkedNotSearched(sql`${s.programId} = ${keyProgram}`)}
             and ${s.id} in (
               select ${x.id} from ${saleEvents} ${x}
               where ${x.idNamespace} in ${namespaces} and ${x.processorEventId} = ${q.transactionId}::text

@@ -9,6 +9,7 @@ import {
 import { clickEvents, leadEvents } from "../../../schema/events.ts";
 import { type LeadAuthPolicy, programs } from "../../../schema/programs.ts";
 import { apiKeyRecordFromRow, apiKeyRecordQuery } from "../../auth/program-key.ts";
+import { checkedNotSearched } from "../../db/checked-not-searched.ts";
 import type { Database } from "../../db/client.ts";
 import { columnList, columnName, fromDriver } from "../../db/columns.ts";
 import { groupCommittedStatement, type Sending } from "../../db/group-committed-statement.ts";
@@ -90,7 +91,8 @@ export const leadFactsStatement = keptPlanStatement({
              coalesce(${o.createdAt}, s.created_at) as clicked_at,
              s.is_test
       from sent_click s
-      left join ${clickEvents} ${o} on ${o.clickId} = s.visitor_click_id and ${o.programId} = s.program_id
+      left join ${clickEvents} ${o}
+        on ${o.clickId} = s.visitor_click_id and ${checkedNotSearched(sql`${o.programId} = s.program_id`)}
     ),
     customer_by_click as (
       select ${cu.id} as id, ${cu.status} as status, ${cu.partnerId} as partner_id, ${cu.clickId} as click_id

@@ -625,7 +625,8 @@ export const paymentIdsClaim = keptPlanStatement({
  *   one waited for its row lock (the update skips it; `matching`, read before the wait, still holds it): the
  *   batch aborts and the retry's read answers the duplicate. The rows are found by one lookup per index, not
  *   by one `or` of both: the generic plan of the `or` read every row of the namespace (EXPLAIN on the bench
- *   database).
+ *   database). The rows to link are then updated by `id = any(array(...))`, each a lookup of the primary key:
+ *   with `id in (select ...)`, a plan made once every id was linked walked the whole primary key.
  * - The sale's webhooks (`sale.created`, and `commission.created` when the batch wrote a commission) into the
  *   outbox, after the guard in the row's columns.
  * - The ids written.
@@ -659,7 +660,7 @@ export const saleLinkAndFinish = keptPlanStatement({
       linked_now as (
         update ${t}
         set ${columnName(t.saleId)} = (select ${s.id} from ${saleEvents} ${s} where ${sale})
-        where ${t.id} in (select id from matching) and ${t.saleId} is null
+        where ${t.id} = any(array(select id from matching)) and ${t.saleId} is null
         returning ${t.id})
       select ${s.id} as sale_id, ${commissions.id} as commission_id,
              guard(not exists (select 1 from matching
