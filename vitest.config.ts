@@ -4,7 +4,6 @@ import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
 import { kCurrentWorker } from "miniflare";
 import { defineConfig } from "vitest/config";
 import { localDeviceHashKey } from "./lib/config/env.ts";
-import { apiAuxWorker } from "./test/setup/api-aux-worker.ts";
 
 /**
  * Projects: "node" runs the local-stack tools (database endpoint, Upstash REST proxy, dev stack) in Node;
@@ -142,16 +141,13 @@ export default defineConfig({
                   FUZZ_RUNS: process.env.FUZZ_RUNS ?? "",
                   FUZZ_SEED: process.env.FUZZ_SEED ?? "",
                 },
-                // The API worker, bundled, consumes the notifications queue the events worker sends to.
-                workers: [await apiAuxWorker(database)],
               },
             };
           }),
         ],
         test: {
           // The payments provider's events worker; its tests call the tracking worker's default export
-          // in-process for clicks, leads and sales, and the bundled API worker consumes the notifications
-          // queue.
+          // in-process for clicks, leads and sales.
           name: "stripe-events",
           include: ["test/stripe-events/**/*.test.ts"],
           exclude: gated,

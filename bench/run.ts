@@ -158,7 +158,6 @@ const SCENARIOS: readonly Scenario[] = [
     method: "POST",
     path: "/api/v1/track/refund",
     expectedStatus: 200,
-    afterResponseWrites: 1, // the partner's in-app notification
     body: ({ refundableTransactionIds, runId }, n) => ({
       transaction_id: refundableTransactionIds[n % refundableTransactionIds.length],
       refund_amount_cents: 1 + (n % 7),

@@ -7,6 +7,7 @@ import {
   recordRefundStatement,
   refundCommissionStatement,
   refundFactsStatement,
+  refundNotificationsStatement,
   refundReadSent,
   refundWebhookStatement,
   refundWrite,
@@ -62,6 +63,7 @@ export const keptPlanStatements: readonly KeptPlanStatement<readonly string[]>[]
   refundCommissionStatement,
   deductionStatement,
   refundWebhookStatement,
+  refundNotificationsStatement,
   readinessFactsStatement,
 ];
 

@@ -3,8 +3,8 @@ import { bigserial, index, integer, jsonb, pgTable, text, timestamp, uniqueIndex
 export const notificationRecipients = ["partner", "advertiser"] as const;
 
 /**
- * In-app notifications, written by the queue consumer after the response. `dedupe_key` makes a
- * redelivered message a no-op.
+ * In-app notifications: a refund's written in the refund's own transaction, the others by the queue consumer
+ * after the response. `dedupe_key` makes a redelivered message, or a rewritten refund's, a no-op.
  */
 export const notifications = pgTable(
   "notifications",

@@ -5,10 +5,8 @@
  * recorded); 200 handled, ignored or replayed; 409 the same event is being processed by another delivery;
  * 500 failure (the provider retries; every write is idempotent, so nothing is doubled).
  *
- * Notifications of the commission transitions an event wrote are published BEFORE the event is marked
- * completed, and also when a later step fails: a retry finds those writes done and reports nothing again,
- * so publishing only after completion could lose them (the consumer dedupes by `dedupe_key`, so a second
- * send is harmless).
+ * The notifications of the commission transitions an event writes are written with them, in the refund's
+ * transaction (`writeRefund`): a retry that finds a refund applied has nothing left to report.
  */
 import type Stripe from "stripe";
 import { systemClock } from "../../lib/clock.ts";
@@ -16,10 +14,8 @@ import { readStripeEventsConfig } from "../../lib/config/env.ts";
 import { databaseFor } from "../../lib/db/client.ts";
 import { payloadTooLargeMessage, readTextWithin } from "../../lib/http/body-limit.ts";
 import { errorFields, rootLogger, scalarFields } from "../../lib/log.ts";
-import { publishNotifications } from "../../lib/notifications/publish.ts";
 import { claimEvent, completeEvent, failEvent } from "../../lib/stripe/event-claims.ts";
 import {
-  type Outbox,
   type Processed,
   processInvoicePayment,
   processPayment,
@@ -35,7 +31,6 @@ export interface StripeEventsBindings {
   DATABASE_URL: string;
   NEON_FETCH_ENDPOINT?: string;
   STRIPE_WEBHOOK_SECRET: string;
-  NOTIFICATIONS?: Queue<unknown>;
 }
 
 const webhookPath = "/webhooks/stripe";
@@ -54,11 +49,7 @@ function log(level: "info" | "warn", msg: string, fields: Record<string, unknown
   rootLogger[level](msg, scalarFields(fields));
 }
 
-async function handleWebhook(
-  request: Request,
-  env: StripeEventsBindings,
-  ctx: ExecutionContext,
-): Promise<Response> {
+async function handleWebhook(request: Request, env: StripeEventsBindings): Promise<Response> {
   const config = readStripeEventsConfig(env);
   const secret = config.stripeWebhookSecret;
   const signature = request.headers.get("stripe-signature");
@@ -130,34 +121,30 @@ async function handleWebhook(
   }
 
   const ids = { eventId: event.id, programId: claim.programId };
-  const outbox: Outbox = [];
-  const publish = () => publishNotifications(env.NOTIFICATIONS, ctx, outbox.splice(0));
   try {
     const classified = classifyEvent(event);
     let processed: Processed;
     switch (classified.action) {
       case "payment":
-        processed = await processPayment(db, ids, classified.payment, now, outbox);
+        processed = await processPayment(db, ids, classified.payment, now);
         break;
       case "subscription_checkout":
-        processed = await processSubscriptionCheckout(db, ids, classified.checkout, now, outbox);
+        processed = await processSubscriptionCheckout(db, ids, classified.checkout, now);
         break;
       case "invoice_payment":
-        processed = await processInvoicePayment(db, ids, classified.invoicePayment, now, outbox);
+        processed = await processInvoicePayment(db, ids, classified.invoicePayment, now);
         break;
       case "reversal":
-        processed = await processReversal(db, ids, classified.reversal, now, outbox);
+        processed = await processReversal(db, ids, classified.reversal, now);
         break;
       case "skip":
         log("info", "event skipped", { ...fields, reason: classified.reason });
         processed = { outcome: "skipped", detail: { reason: classified.reason } };
         break;
     }
-    publish();
     await completeEvent(db, event.id, claim.attempts, processed.outcome, now);
     return json(200, { received: true, outcome: processed.outcome, ...processed.detail });
   } catch (error) {
-    publish();
     const logged = rootLogger.with(scalarFields(fields));
     logged.error("event processing failed", error, { attempt: claim.attempts });
     // The stored cause is the logged one: codes, never the error's message (it can quote SQL parameters).
@@ -169,14 +156,14 @@ async function handleWebhook(
 }
 
 export default {
-  async fetch(request, env, ctx) {
+  async fetch(request, env) {
     const url = new URL(request.url);
     if (url.pathname !== webhookPath) return webhookError(404, "not_found", "Not found");
     if (request.method !== "POST") {
       return webhookError(405, "method_not_allowed", "Use POST", { Allow: "POST" });
     }
     try {
-      return await handleWebhook(request, env, ctx);
+      return await handleWebhook(request, env);
     } catch (error) {
       rootLogger.error("webhook failed", error);
       return webhookError(500, "internal_error", "Event processing failed");

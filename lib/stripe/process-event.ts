@@ -1,7 +1,6 @@
 import type { Database } from "../db/client.ts";
 import { withConflictRetry } from "../db/errors.ts";
 import { rootLogger, scalarFields } from "../log.ts";
-import type { NotificationMessage } from "../notifications/message.ts";
 import { type RefundPlan, refundSale } from "../refunds/refund-sale.ts";
 import { paymentNamespace, saleIdConstraint } from "../sales/payment-namespace.ts";
 import { writeSaleWithFallback } from "../sales/record-sale.ts";
@@ -48,13 +47,6 @@ export interface Processed {
   detail?: Record<string, unknown>;
 }
 
-/**
- * Where the processing of one event puts the notifications of the commission transitions it wrote, as
- * soon as each is written: the worker publishes them before completing the event, and also when a later
- * step fails (the retry finds those refunds applied and would not report them again).
- */
-export type Outbox = NotificationMessage[];
-
 export interface EventIds {
   eventId: string;
   programId: number;
@@ -81,7 +73,6 @@ export async function processPayment(
   ids: EventIds,
   payment: ProviderPayment,
   now: Date,
-  outbox: Outbox,
   options: { keep?: boolean } = {},
 ): Promise<Processed> {
   const email = await emailOf(payment.email);
@@ -130,11 +121,11 @@ export async function processPayment(
         detail: { reason: "subscription's first invoice kept until its checkout binds the buyer" },
       };
     }
-    const processed = await paymentOutcome(db, ids, payment, result, now, outbox);
+    const processed = await paymentOutcome(db, ids, payment, result, now);
     await resolveKeptPayment(db, ids.eventId, processed.outcome, now);
     return processed;
   }
-  return paymentOutcome(db, ids, payment, result, now, outbox);
+  return paymentOutcome(db, ids, payment, result, now);
 }
 
 /** What a payment event's decision and write come to: the answer, and the kept reversals then applied. */
@@ -144,7 +135,6 @@ async function paymentOutcome(
   payment: ProviderPayment,
   result: { decision: ProviderSaleDecision; saleId: number | null; commissionId: number | null },
   now: Date,
-  outbox: Outbox,
 ): Promise<Processed> {
   const { decision } = result;
   const paymentIds = paymentIdsOf(payment);
@@ -164,7 +154,7 @@ async function paymentOutcome(
       });
       // A delivery that failed after recording the sale left its kept reversals unapplied: apply them now.
       if (decision.source === "stripe") {
-        await applyPending(db, ids.programId, decision.saleId, paymentIds, now, outbox);
+        await applyPending(db, ids.programId, decision.saleId, paymentIds, now);
       }
       return {
         outcome: "duplicate",
@@ -182,7 +172,7 @@ async function paymentOutcome(
         sale_id: saleId,
         attributed_by: decision.attributedBy,
       });
-      await applyPending(db, ids.programId, saleId, paymentIds, now, outbox);
+      await applyPending(db, ids.programId, saleId, paymentIds, now);
       return {
         outcome: test ? "test_recorded" : "recorded",
         detail: { sale_id: saleId, commission_id: result.commissionId, attributed_by: decision.attributedBy },
@@ -213,12 +203,10 @@ async function applyPending(
   saleId: number,
   paymentIds: readonly string[],
   now: Date,
-  outbox: Outbox,
 ): Promise<void> {
   const pending = await pendingReversalsForSale(db, programId, saleId, paymentIds);
   for (const { eventId, reversal } of pending) {
     const result = await applyProviderReversal(db, programId, reversal, now);
-    if ("notifications" in result) outbox.push(...result.notifications);
     log("info", "kept reversal applied", { event_id: eventId, sale_id: saleId, outcome: result.outcome });
   }
   await markReversalsApplied(
@@ -238,7 +226,6 @@ export async function processReversal(
   ids: EventIds,
   reversal: ProviderReversal,
   now: Date,
-  outbox: Outbox,
 ): Promise<Processed> {
   const fields = { event_id: ids.eventId, program_id: ids.programId, payment_ids: reversal.paymentIds };
   let result: ReversalResult = await applyProviderReversal(db, ids.programId, reversal, now);
@@ -256,7 +243,6 @@ export async function processReversal(
     }
     await markReversalsApplied(db, [ids.eventId], now);
   }
-  if ("notifications" in result) outbox.push(...result.notifications);
   log("info", "reversal processed", { ...fields, kind: reversal.kind, outcome: result.outcome });
   return {
     outcome: result.outcome,
@@ -277,7 +263,6 @@ export async function processInvoicePayment(
   ids: EventIds,
   invoicePayment: ProviderInvoicePayment,
   now: Date,
-  outbox: Outbox,
 ): Promise<Processed> {
   const fields = {
     event_id: ids.eventId,
@@ -316,7 +301,7 @@ export async function processInvoicePayment(
           linkedHere = true;
           if (look < 3) continue;
         }
-        if (sale.source === "stripe") await applyPending(db, ids.programId, sale.id, allIds, now, outbox);
+        if (sale.source === "stripe") await applyPending(db, ids.programId, sale.id, allIds, now);
         log("info", "invoice payment linked", { ...fields, sale_id: sale.id, source: sale.source });
         return {
           outcome: linkedHere ? "linked" : "already_linked",
@@ -332,7 +317,6 @@ export async function processInvoicePayment(
           return { outcome: "recorded_twice", detail: { sale_id: decision.keep.id } };
         }
         const reversed = await reverseDuplicate(db, ids.programId, decision.reverse, decision.keep, now);
-        outbox.push(...reversed.notifications);
         log("warn", "payment recorded twice: the events' sale reversed", {
           ...fields,
           kept_sale_id: decision.keep.id,
@@ -355,7 +339,7 @@ async function reverseDuplicate(
   duplicate: AliasedSale,
   keep: AliasedSale,
   now: Date,
-): Promise<{ outcome: string; notifications: NotificationMessage[] }> {
+): Promise<{ outcome: string }> {
   const result = await refundSale(db, now, async (): Promise<RefundPlan<"no_sale">> => {
     const read = await readReversalFacts(db, programId, reversalSaleById(duplicate.id));
     if (!read.sale) return { answer: "no_sale" };
@@ -364,12 +348,8 @@ async function reverseDuplicate(
       refund: { ...read.sale, intent: { amountCents: null, refundId: null, reason: "refund", refundReason } },
     };
   });
-  if ("answer" in result) return { outcome: result.answer, notifications: [] };
-  const reversed = reversalResultOf(result.outcome);
-  return {
-    outcome: reversed.outcome,
-    notifications: "notifications" in reversed ? reversed.notifications : [],
-  };
+  if ("answer" in result) return { outcome: result.answer };
+  return { outcome: reversalResultOf(result.outcome).outcome };
 }
 
 /**
@@ -384,7 +364,6 @@ export async function processSubscriptionCheckout(
   ids: EventIds,
   checkout: ProviderSubscriptionCheckout,
   now: Date,
-  outbox: Outbox,
 ): Promise<Processed> {
   const fields = { event_id: ids.eventId, program_id: ids.programId, session_id: checkout.sessionId };
   const email = await emailOf(checkout.email);
@@ -431,7 +410,6 @@ export async function processSubscriptionCheckout(
       { eventId: k.eventId, programId: ids.programId },
       k.payment,
       now,
-      outbox,
       { keep: false },
     );
     await resolveKeptPayment(db, k.eventId, processed.outcome, now);

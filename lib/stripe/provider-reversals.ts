@@ -8,7 +8,6 @@ import type { Database } from "../db/client.ts";
 import { columnList, columnName, fromDriver, fromDriverOrNull } from "../db/columns.ts";
 import { textList } from "../db/sql-lists.ts";
 import { divideRoundHalfUp } from "../money.ts";
-import type { NotificationMessage } from "../notifications/message.ts";
 import type { RefundOutcome, RefundParties } from "../refunds/apply-refund.ts";
 import type { RefundFacts, RefundIntent } from "../refunds/decide-refund.ts";
 import { type RefundPlan, refundSale } from "../refunds/refund-sale.ts";
@@ -109,10 +108,7 @@ export function reversalIntent(
 export type ReversalResult =
   | { outcome: "no_sale"; apiSale: boolean }
   | { outcome: "skipped"; reason: string }
-  | {
-      outcome: Exclude<RefundOutcome["status"], "skipped" | "awaiting_commission">;
-      notifications: NotificationMessage[];
-    };
+  | { outcome: Exclude<RefundOutcome["status"], "skipped" | "awaiting_commission"> };
 
 /** The refund endpoint's reversal logic (`applyRefund`) on the sale a provider payment recorded. */
 export async function applyProviderReversal(
@@ -141,13 +137,13 @@ export function reversalResultOf(outcome: RefundOutcome): ReversalResult {
     case "skipped":
       return { outcome: "skipped", reason: outcome.reason };
     case "no_commission":
-      return { outcome: "no_commission", notifications: [] };
+      return { outcome: "no_commission" };
     case "awaiting_commission":
       // Answered 500 by the events worker: the provider resends the event, and by then the scheduled
       // repair (every 5 minutes) has created the commission.
       throw new AwaitingCommissionError();
     default:
-      return { outcome: outcome.status, notifications: outcome.notifications };
+      return { outcome: outcome.status };
   }
 }
 

@@ -379,7 +379,7 @@ describe("commission state table through HTTP", () => {
     ]);
     await expectBalanceMatchesLedger(p.programId, partner);
 
-    // The partner is told after the response, through the queue.
+    // The partner is told in the refund's own transaction: the notification is there with the answer.
     const note = await expectNotification(`refund:${row!.id}:partner`);
     expect(note).toMatchObject({
       recipientType: "partner",
@@ -395,6 +395,55 @@ describe("commission state table through HTTP", () => {
       },
     });
     expect(await notificationByDedupeKey(`refund:${row!.id}:advertiser`)).toBeUndefined();
+  });
+
+  it("writes the notification with the refund or not at all: a notification the database refuses fails the refund", async () => {
+    const p = await createProgram({ commissionType: "percent", commissionRate: "20" });
+    const s = await trackedSale(p, 10_000);
+    const partner = p.partnerIds[0]!;
+    // The notification's insert fails for this program only (a trigger that raises), as a broken table would.
+    const fn = `fail_notifications_${p.programId}`;
+    await db.execute(
+      sql.raw(`create function ${fn}() returns trigger language plpgsql as $$ begin
+                 if new.program_id = ${p.programId} then raise exception 'notifications broken'; end if;
+                 return new; end $$`),
+    );
+    await db.execute(
+      sql.raw(`create trigger ${fn} before insert on notifications for each row execute function ${fn}()`),
+    );
+    const body = { transaction_id: s.transactionId, refund_amount_cents: 2500, refund_id: "re_atomic" };
+    try {
+      const failed = await refund(p, body);
+      expect(failed.status).toBe(500);
+      expect(failed.body).toEqual({
+        data: null,
+        error: {
+          status: 500,
+          name: "InternalServerError",
+          message: "Refund tracking failed",
+          details: {},
+          code: "internal_error",
+        },
+      });
+      expect(await refundsOfSale(s.saleId)).toEqual([]);
+      expect((await saleRow(s.saleId)).refundedCents).toBe(0);
+      expect(await commissionRow(s.commissionId!)).toMatchObject({ status: "approved", deductedCents: 0 });
+      expect(await balanceOf(p.programId, partner)).toBe(2000);
+    } finally {
+      await db.execute(sql.raw(`drop trigger ${fn} on notifications`));
+      await db.execute(sql.raw(`drop function ${fn}()`));
+    }
+
+    // The spec: a 500 can be retried with the same refund_id.
+    const retried = await refund(p, body);
+    expect(retried.body).toMatchObject({ success: true, status: "refunded", deductionAmount: 500 });
+    const [row] = await refundsOfSale(s.saleId);
+    expect(await expectNotification(`refund:${row!.id}:partner`)).toMatchObject({
+      kind: "commission_refunded",
+      payload: { deduction_cents: 500 },
+    });
+    expect(await balanceOf(p.programId, partner)).toBe(1500);
+    await expectBalanceMatchesLedger(p.programId, partner);
   });
 
   it("rounds each total half up from the cumulative refunded amount, so partial refunds never drift", async () => {

@@ -1,4 +1,3 @@
-import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { eq, sql } from "drizzle-orm";
 import { afterEach, describe, expect, it } from "vitest";
@@ -47,14 +46,10 @@ async function deliverEvent(payload: unknown): Promise<Response> {
     },
     body,
   });
-  const ctx = createExecutionContext();
-  const response = await eventsWorker.fetch(
-    request as Parameters<typeof eventsWorker.fetch>[0],
-    { ...env, STRIPE_WEBHOOK_SECRET: webhookSecret },
-    ctx,
-  );
-  await waitOnExecutionContext(ctx);
-  return response;
+  return eventsWorker.fetch(request as Parameters<typeof eventsWorker.fetch>[0], {
+    ...env,
+    STRIPE_WEBHOOK_SECRET: webhookSecret,
+  });
 }
 
 describe("secrets and personal data stay out of the logs", () => {

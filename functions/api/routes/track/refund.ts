@@ -16,7 +16,6 @@ import { keyRotationNotice } from "../../../../lib/http/key-rotation-notice.ts";
 import { rateLimit } from "../../../../lib/http/rate-limit.ts";
 import { requireBearer } from "../../../../lib/http/require-bearer.ts";
 import { sendingOf } from "../../../../lib/http/sending.ts";
-import { publishAfterResponse } from "../../../../lib/notifications/publish.ts";
 import { rateLimits } from "../../../../lib/ratelimit/policies.ts";
 import {
   type RefundBody,
@@ -123,7 +122,5 @@ async function handleRefund(c: Context<AppEnv>) {
     { attempts: 32 },
   );
   if ("answer" in result) return c.json(result.answer, 200);
-  const response = c.json(refundResponseBody(result.outcome, c.get("log")), 200);
-  if ("notifications" in result.outcome) publishAfterResponse(c, result.outcome.notifications);
-  return response;
+  return c.json(refundResponseBody(result.outcome, c.get("log")), 200);
 }
