@@ -28,7 +28,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
 import { startLocalStack } from "../dev/local-stack.ts";
-import { keptPlanBatches, keptPlanSequences, keptPlanStatements } from "../lib/kept-plan-statements.ts";
+import {
+  keptPlanBatches,
+  keptPlanSequences,
+  keptPlanStatements,
+  keptPlanWriteBatches,
+} from "../lib/kept-plan-statements.ts";
 import { signedCheckoutEvent } from "./checkout-event.ts";
 
 const databaseUrl = process.env.DATABASE_URL;
@@ -53,6 +58,8 @@ const keptPlanOf = new Map(keptPlanStatements.map((statement) => [statement.body
 const keptPlanSequenceOf = new Map(keptPlanSequences.map((sequence) => [sequence.callText(), sequence]));
 /** The call of each batch of one kept-plan statement: its statement is explained with each item's values. */
 const keptPlanBatchOf = new Map(keptPlanBatches.map((batch) => [batch.callText(), batch]));
+/** The call of each write batch: each item's sequence is explained as its call would be, step by step. */
+const keptPlanWriteBatchOf = new Map(keptPlanWriteBatches.map((batch) => [batch.callText(), batch]));
 /** Each distinct statement with the parameters of its first few uses (the provider's read differs by step). */
 const recorded = new Map<string, (string | null)[][]>();
 function record(query: string, params: (string | null)[]): void {
@@ -68,7 +75,12 @@ const stack = await startLocalStack({
   onStatement: (sent, params) => {
     const sequence = keptPlanSequenceOf.get(sent);
     const batch = keptPlanBatchOf.get(sent);
-    if (batch) {
+    const writeBatch = keptPlanWriteBatchOf.get(sent);
+    if (writeBatch) {
+      for (const item of writeBatch.itemsOfCall(params)) {
+        for (const step of writeBatch.sequence.stepsOfCall(item)) record(step.statement.body(), step.params);
+      }
+    } else if (batch) {
       for (const item of batch.itemsOfCall(params)) record(batch.statement.body(), item);
     } else if (sequence) {
       for (const step of sequence.stepsOfCall(params)) record(step.statement.body(), step.params);

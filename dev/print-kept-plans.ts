@@ -4,10 +4,18 @@
  * migration holds them. When a kept statement changes in TypeScript,
  * `test/node/kept-plans.test.ts` fails until a new migration carries its definition from here.
  */
-import { keptPlanBatches, keptPlanSequences, keptPlanStatements } from "../lib/kept-plan-statements.ts";
+import {
+  keptPlanBatches,
+  keptPlanSequences,
+  keptPlanStatements,
+  keptPlanWriteBatches,
+} from "../lib/kept-plan-statements.ts";
 
 const names = process.argv.slice(2);
-const chosen = [...keptPlanStatements, ...keptPlanSequences, ...keptPlanBatches].filter(
-  (s) => names.length === 0 || names.includes(s.functionName),
-);
+const chosen = [
+  ...keptPlanStatements,
+  ...keptPlanSequences,
+  ...keptPlanBatches,
+  ...keptPlanWriteBatches,
+].filter((s) => names.length === 0 || names.includes(s.functionName));
 console.log(chosen.map((s) => s.definition()).join("\n--> statement-breakpoint\n"));

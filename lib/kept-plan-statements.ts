@@ -1,6 +1,7 @@
 import type { KeptPlanStatement } from "./db/kept-plan.ts";
 import type { KeptPlanBatch } from "./db/kept-plan-batch.ts";
 import type { KeptPlanSequence } from "./db/kept-plan-sequence.ts";
+import type { KeptPlanWriteBatch } from "./db/kept-plan-write-batch.ts";
 import { readinessFactsStatement } from "./readiness/readiness-store.ts";
 import {
   deductionStatement,
@@ -11,6 +12,7 @@ import {
   refundReadSent,
   refundWebhookStatement,
   refundWrite,
+  refundWriteSent,
 } from "./refunds/refund-store.ts";
 import { clickStatement, clickStatementSent } from "./tracking/click/click-store.ts";
 import {
@@ -19,6 +21,7 @@ import {
   leadFactsStatement,
   leadReadSent,
   leadWrite,
+  leadWriteSent,
   provisionalLeadEventInsert,
 } from "./tracking/lead/lead-store.ts";
 import {
@@ -31,6 +34,7 @@ import {
   saleLinkAndFinish,
   saleReadSent,
   saleWrite,
+  saleWriteSent,
 } from "./tracking/sale/sale-store.ts";
 import { provisionalLeadsSettle } from "./tracking/settle-provisional-leads.ts";
 
@@ -79,3 +83,11 @@ export const keptPlanBatches: readonly KeptPlanBatch<readonly string[]>[] = [
   saleReadSent.batch,
   refundReadSent.batch,
 ];
+
+/**
+ * Every write sequence run once per item of a batch, each item in a subtransaction, by one PL/pgSQL function
+ * (`keptPlanWriteBatch`), likewise.
+ */
+export const keptPlanWriteBatches: readonly KeptPlanWriteBatch<
+  KeptPlanSequence<Record<string, KeptPlanStatement<readonly string[]>>>
+>[] = [leadWriteSent.batch, saleWriteSent.batch, refundWriteSent.batch];

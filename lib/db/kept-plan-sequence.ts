@@ -35,7 +35,12 @@ export interface KeptPlanSequence<Steps extends Record<string, AnyKeptPlan>> {
   /** The steps, in the order they run. */
   readonly steps: readonly (readonly [key: keyof Steps & string, statement: AnyKeptPlan])[];
   /** The call: a step given no values (omitted or null) is skipped. */
-  call(values: { [Key in keyof Steps]?: StepValues<Steps[Key]> | null }): ReturnType<AnyKeptPlan["call"]>;
+  call(values: SequenceValues<Steps>): ReturnType<AnyKeptPlan["call"]>;
+  /**
+   * The values of each step in its statement's order, or null for a step skipped: what the call passes, one
+   * JSON array per step (a write batch's item, `kept-plan-write-batch.ts`).
+   */
+  stepValues(values: SequenceValues<Steps>): (PreparedValue[] | null)[];
   /** The call's text, as sent (`npm run plans` knows a sequence by it). */
   callText(): string;
   /**
@@ -45,12 +50,19 @@ export interface KeptPlanSequence<Steps extends Record<string, AnyKeptPlan>> {
   stepsOfCall(params: readonly (string | null)[]): { statement: AnyKeptPlan; params: (string | null)[] }[];
   readonly parameterTypes: readonly string[];
   readonly resultTypes: readonly string[];
+  /** The columns of the rows it returns (those of the steps in `returnsFrom`), or none. */
+  readonly resultColumns: readonly (readonly [name: string, type: string])[];
   readonly settings: readonly string[];
   /** The function's source: what `prosrc` holds once a migration ran `definition()`. */
   source(): string;
   /** `CREATE OR REPLACE FUNCTION ...`, as a migration holds it. */
   definition(): string;
 }
+
+/** A sequence call's values: a step given no values (omitted or null) is skipped. */
+export type SequenceValues<Steps extends Record<string, AnyKeptPlan>> = {
+  [Key in keyof Steps]?: StepValues<Steps[Key]> | null;
+};
 
 export interface KeptPlanSequenceSpec<Steps extends Record<string, AnyKeptPlan>> {
   functionName: string;
@@ -110,16 +122,25 @@ export function keptPlanSequence<const Steps extends Record<string, AnyKeptPlan>
   };
   const resultTypes = returning?.resultTypes ?? [];
   const settings = [GENERIC_PLANS];
+  const stepValues = (values: SequenceValues<Steps>) =>
+    steps.map(([key, statement]) => {
+      const given = values[key] ?? null;
+      return given === null ? null : statementValues(statement, given);
+    });
 
   return {
     functionName,
     steps,
-    call: (values) =>
-      call(
-        Object.fromEntries(
-          steps.map(([key, statement]) => [key, stepParameter(statement, values[key] ?? null)]),
-        ) as Record<keyof Steps & string, PreparedValue>,
-      ),
+    call: (values) => {
+      const parameters = stepValues(values).map((given) => (given === null ? null : wellFormedJson(given)));
+      return call(
+        Object.fromEntries(keys.map((key, index) => [key, parameters[index]])) as Record<
+          keyof Steps & string,
+          PreparedValue
+        >,
+      );
+    },
+    stepValues,
     callText: () => render(keys, buildCall).text,
     stepsOfCall: (params) =>
       steps.flatMap(([, statement], index) => {
@@ -130,6 +151,7 @@ export function keptPlanSequence<const Steps extends Record<string, AnyKeptPlan>
       }),
     parameterTypes: steps.map(() => "jsonb"),
     resultTypes,
+    resultColumns: returning?.resultColumns ?? [],
     settings,
     source,
     definition: () =>
@@ -138,12 +160,6 @@ export function keptPlanSequence<const Steps extends Record<string, AnyKeptPlan>
       `LANGUAGE plpgsql ${settings.map((setting) => `SET ${setting}`).join(" ")} AS ` +
       `${SOURCE_QUOTE}${source()}${SOURCE_QUOTE};`,
   };
-}
-
-/** A step's parameter: the JSON array of its values in its statement's order, or null when it is skipped. */
-function stepParameter(statement: AnyKeptPlan, values: Record<string, PreparedValue> | null): string | null {
-  if (values === null) return null;
-  return wellFormedJson(statementValues(statement, values));
 }
 
 /**

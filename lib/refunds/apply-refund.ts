@@ -1,5 +1,6 @@
 import { refundIdempotencyUniqueIndex } from "../../schema/commissions.ts";
 import type { Database } from "../db/client.ts";
+import type { Sending } from "../db/group-committed-statement.ts";
 import { decideRefund, type RefundFacts, type RefundIntent } from "./decide-refund.ts";
 import { refundNotifications } from "./refund-notifications.ts";
 import { writeRefund } from "./refund-store.ts";
@@ -30,6 +31,8 @@ export async function applyRefund(
   parties: RefundParties,
   intent: RefundIntent,
   now: Date,
+  /** How the write goes to the database (the isolate's group commit); unset: alone. */
+  sending?: Sending,
 ): Promise<RefundOutcome> {
   const decision = decideRefund(facts, intent);
   if (decision.outcome === "skipped") {
@@ -51,7 +54,8 @@ export async function applyRefund(
           paidOut: commission.paidOut,
         })
       : [];
-  await writeRefund(db, decision.write, intent.amountCents || null, notifications, now);
+  const lockOrder = parties.partnerId ?? 0;
+  await writeRefund(db, decision.write, intent.amountCents || null, notifications, now, lockOrder, sending);
   if (decision.outcome === "no_commission") return { status: "no_commission" };
   return {
     status: decision.status,

@@ -1,5 +1,6 @@
 import type { Database } from "../db/client.ts";
 import { withConflictRetry } from "../db/errors.ts";
+import type { Sending } from "../db/group-committed-statement.ts";
 import {
   applyRefund,
   type RefundOutcome,
@@ -24,15 +25,20 @@ export async function refundSale<Answer>(
   db: Database,
   now: Date,
   find: () => Promise<RefundPlan<Answer>>,
-  options: { attempts?: number } = {},
+  options: {
+    attempts?: number;
+    /** How the write goes to the database (the isolate's group commit); unset: alone. */
+    sending?: Sending;
+  } = {},
 ): Promise<{ answer: Answer } | { outcome: RefundOutcome }> {
+  const { sending, ...retry } = options;
   return withConflictRetry(
     async () => {
       const plan = await find();
       if ("answer" in plan) return { answer: plan.answer };
       const { facts, parties, intent } = plan.refund;
-      return { outcome: await applyRefund(db, facts, parties, intent, now) };
+      return { outcome: await applyRefund(db, facts, parties, intent, now, sending) };
     },
-    { retryOnConstraints: [refundConflictConstraint], ...options },
+    { retryOnConstraints: [refundConflictConstraint], ...retry },
   );
 }

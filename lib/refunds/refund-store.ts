@@ -11,6 +11,7 @@ import { checkedNotSearched } from "../db/checked-not-searched.ts";
 import type { Database } from "../db/client.ts";
 import { columnList, columnName, fromDriver } from "../db/columns.ts";
 import { groupCommittedStatement, type Sending } from "../db/group-committed-statement.ts";
+import { groupCommittedWrite } from "../db/group-committed-write.ts";
 import { keptPlanStatement } from "../db/kept-plan.ts";
 import { keptPlanSequence } from "../db/kept-plan-sequence.ts";
 import { wellFormedJson } from "../db/well-formed-json.ts";
@@ -404,6 +405,19 @@ export const refundWrite = keptPlanSequence({
   returnsFrom: "refund",
 });
 
+type RefundWriteValues = Parameters<typeof refundWrite.call>[0];
+
+/**
+ * The refund's write through the isolate's group commit: refunds arriving while one is being written go
+ * together as one call of `write_refunds` (migration 0048), each in a subtransaction of its own, in the order
+ * of their partners (whose balances a deduction locks).
+ */
+export const refundWriteSent = groupCommittedWrite<typeof refundWrite, { ok: unknown; refund_id: unknown }>({
+  functionName: "write_refunds",
+  sequence: refundWrite,
+  what: "the refund's write",
+});
+
 /**
  * Applies a decided refund in ONE transaction: the sale's cumulative refunded amount and the commission
  * change are guarded on the state that was read (a concurrent refund makes the write abort and the request
@@ -417,11 +431,14 @@ export async function writeRefund(
   requestedCents: number | null,
   notificationsToWrite: readonly RefundNotification[],
   now: Date,
+  /** Refunds sent together lock their partners' balances in this order (the partner's id). */
+  lockOrder = 0,
+  sending?: Sending,
 ): Promise<void> {
   const at = now.toISOString();
   const refundRow = { saleId: w.saleId, idempotencyKey: w.idempotencyKey };
   const c = w.commission;
-  const write = refundWrite.call({
+  const values: RefundWriteValues = {
     refund: {
       saleId: w.saleId,
       expectedRefundedCents: w.expectedRefundedCents,
@@ -456,6 +473,6 @@ export async function writeRefund(
       notificationsToWrite.length > 0
         ? { notifications: wellFormedJson(notificationsToWrite), ...refundRow, at }
         : null,
-  });
-  await db.execute(write);
+  };
+  await refundWriteSent.send(db, values, lockOrder, sending);
 }

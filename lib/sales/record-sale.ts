@@ -33,9 +33,11 @@ export async function writeSaleWithFallback(
   now: Date,
   log: Logger,
   aliases: readonly string[] = [],
+  /** How its write goes to the database (the isolate's group commit); unset: alone. */
+  sending?: Sending,
 ): Promise<SaleWritten> {
   try {
-    return { ...(await writeSale(db, decision, now, { aliases })), commissionFailed: false };
+    return { ...(await writeSale(db, decision, now, { aliases, sending })), commissionFailed: false };
   } catch (error) {
     if (isGuardFailure(error) || !decision.commission || !isDeterministicDatabaseError(error)) throw error;
     if ((error as { constraint?: unknown }).constraint === saleIdConstraint) throw error;
@@ -60,7 +62,7 @@ export async function recordSale(
     body: SaleRequest;
     now: Date;
     docsUrl?: string;
-    /** How its read goes to the database (the isolate's group commit); unset: alone. */
+    /** How its read and its write go to the database (the isolate's group commit); unset: alone. */
     sending?: Sending;
   },
   log: Logger,
@@ -94,7 +96,7 @@ export async function recordSale(
         }
         onDecided(decision, facts.key !== null);
         if (decision.outcome !== "record") return { decision, written: null };
-        return { decision, written: await writeSaleWithFallback(db, decision, now, log) };
+        return { decision, written: await writeSaleWithFallback(db, decision, now, log, [], input.sending) };
       }
     },
     { retryOnConstraints: [saleIdConstraint] },

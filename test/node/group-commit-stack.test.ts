@@ -1,10 +1,13 @@
 /**
- * The group commit (`lib/db/group-commit.ts`) in the Workers runtime: clicks (`record_clicks`), and the reads
- * of leads, sales and refunds, that reach one isolate while one is on its way to the database go together, as
- * one statement. Each must be answered as it would be alone, each accepted click recorded once, and a batch
- * the database refuses must cost no click.
+ * The group commit (`lib/db/group-commit.ts`) in the Workers runtime: clicks (`record_clicks`), the reads of
+ * leads, sales and refunds, and the writes of server leads, sales and refunds (`write_leads`, `write_sales`,
+ * `write_refunds`, each write in a subtransaction of its own) that reach one isolate while their kind is on its
+ * way to the database go together, as one statement. Each must be answered as it would be alone, each accepted
+ * event recorded once, a batch the database refuses must cost nothing, and a batch whose answer is lost must
+ * fail its requests as a lone write's loss does, never writing twice.
  *
- * On the local stack (`npm run dev`, in-process: the workers in workerd, the SQL endpoint on PGlite), not in
+ * On the local stack (`npm run dev`, in-process: the workers in workerd, the SQL endpoint on PGlite, or on the
+ * PostgreSQL of DATABASE_URL), not in
  * the workers project: that one runs the worker inside the test runner's Durable Object, where a request
  * cannot go on from a promise another request resolved (it sets `GROUP_COMMIT=off`).
  */
@@ -22,8 +25,9 @@ let stack: LocalStack;
 let program: DemoProgram;
 /** Calls of the click's batch function and of the click's own, as the SQL endpoint received them. */
 const calls = { batch: 0, alone: 0 };
-/** Calls of each read's batch function. */
+/** Calls of each read's batch function, and of each write's (`write_leads`, `write_sales`, `write_refunds`). */
 const readBatches: Record<string, number> = {};
+const writeBatches: Record<string, number> = {};
 let ip = 0;
 
 beforeAll(async () => {
@@ -31,12 +35,18 @@ beforeAll(async () => {
   stack = await startLocalStack({
     dataDir,
     port: 0,
+    // On the PostgreSQL of DATABASE_URL when set (CI's second run): batches then meet real concurrency and locks.
+    databaseUrl: /^postgres(ql)?:\/\//.test(process.env.DATABASE_URL ?? "")
+      ? process.env.DATABASE_URL
+      : undefined,
     logLevel: "error",
     onStatement: (query) => {
       if (query.startsWith("select * from record_clicks(")) calls.batch++;
       if (query.startsWith("select * from record_click_with_dimensions(")) calls.alone++;
       const read = /^select \* from (read_\w+_batch)\(/.exec(query)?.[1];
       if (read) readBatches[read] = (readBatches[read] ?? 0) + 1;
+      const write = /^select \* from (write_leads|write_sales|write_refunds)\(/.exec(query)?.[1];
+      if (write) writeBatches[write] = (writeBatches[write] ?? 0) + 1;
     },
   });
   program = stack.demo?.programs[0] as DemoProgram;
@@ -242,8 +252,8 @@ describe("clicks arriving together (the click's group commit, local stack)", () 
   });
 });
 
-describe("reads of leads, sales and refunds arriving together (local stack)", () => {
-  it("answers each as alone and writes each once, the reads sent in batches", async () => {
+describe("leads, sales and refunds arriving together (local stack)", () => {
+  it("answers each as alone and writes each once, the reads and the writes sent in batches", async () => {
     const key = { Authorization: `Bearer ${program.api_key}` };
     const run = crypto.randomUUID().slice(0, 8);
     const n = 20;
@@ -254,6 +264,7 @@ describe("reads of leads, sales and refunds arriving together (local stack)", ()
       ),
     );
     const before = { ...readBatches };
+    const writesBefore = { ...writeBatches };
     const leads = await Promise.all(
       clickIds.map((clickId, i) =>
         post("/api/v1/track/lead", { click_id: clickId, customer_key: `stack-${run}-${i}` }, key),
@@ -284,6 +295,9 @@ describe("reads of leads, sales and refunds arriving together (local stack)", ()
     for (const read of ["read_lead_facts_batch", "read_sale_facts_batch", "read_refund_facts_batch"]) {
       expect((readBatches[read] ?? 0) - (before[read] ?? 0), read).toBeGreaterThan(0);
     }
+    for (const write of ["write_leads", "write_sales", "write_refunds"]) {
+      expect((writeBatches[write] ?? 0) - (writesBefore[write] ?? 0), write).toBeGreaterThan(0);
+    }
     // Each sale once, each with its one commission, each refunded once (100 of 10,000 cents).
     const { rows } = await stack.sql.query(
       `select s.processor_event_id, s.refunded_cents,
@@ -296,5 +310,196 @@ describe("reads of leads, sales and refunds arriving together (local stack)", ()
     for (const row of rows) {
       expect(row).toMatchObject({ refunded_cents: "100", commissions: "1", refunds: "1" });
     }
+    await expectBalancesMatchLedger();
+  });
+});
+
+/** Every partner's balance in the demo program is the sum of its ledger. */
+async function expectBalancesMatchLedger() {
+  const { rows } = await stack.sql.query(
+    `select b.partner_id, b.balance_cents,
+            (select coalesce(sum(l.amount_cents), 0) from balance_ledger l
+              where l.program_id = b.program_id and l.partner_id = b.partner_id and l.currency = b.currency) as ledger
+       from partner_balances b where b.program_id = $1`,
+    [program.program_id],
+  );
+  expect(rows.length).toBeGreaterThan(0);
+  for (const row of rows) expect(row.balance_cents, `partner ${row.partner_id}`).toBe(row.ledger);
+}
+
+const apiKey = () => ({ Authorization: `Bearer ${program.api_key}` });
+
+const sale = (body: Record<string, unknown>) => post("/api/v1/track/sale", body, apiKey());
+const refund = (body: Record<string, unknown>) => post("/api/v1/track/refund", body, apiKey());
+
+/** `n` sales of 10,000 cents, each on a click of its own (each its customer's first: a commission each). */
+async function salesOnNewClicks(run: string, n: number): Promise<string[]> {
+  const transactions = Array.from({ length: n }, (_, i) => `writes-${run}-${i}`);
+  for (const transaction_id of transactions) {
+    const clickId = (await click({ affiliate_url: url(program.active_links[0]) })).body.click_id as string;
+    const recorded = await sale({ transaction_id, amount_cents: 10_000, click_id: clickId });
+    expect(recorded.status).toBe(200);
+  }
+  return transactions;
+}
+
+async function refundsOf(transactionId: string) {
+  const { rows } = await stack.sql.query(
+    `select r.refund_id, r.amount_cents, s.refunded_cents from refunds r
+       join affiliate_sale_events s on s.id = r.sale_id where s.processor_event_id = $1 order by r.id`,
+    [transactionId],
+  );
+  return rows;
+}
+
+const salesOf = async (transactionId: string) =>
+  (
+    await stack.sql.query("select id from affiliate_sale_events where processor_event_id = $1", [
+      transactionId,
+    ])
+  ).rows;
+
+const internalError = (message: string) => ({
+  data: null,
+  error: { status: 500, name: "InternalServerError", message, details: {}, code: "internal_error" },
+});
+
+describe("writes of sales and refunds arriving together (write_sales, write_refunds; local stack)", () => {
+  it("the same sale sent eight times at once: one recorded, seven answered 409 with its id, one row", async () => {
+    const run = crypto.randomUUID().slice(0, 8);
+    const clickId = (await click({ affiliate_url: url(program.active_links[0]) })).body.click_id as string;
+    const body = { transaction_id: `same-${run}`, amount_cents: 2_500, click_id: clickId };
+    const before = writeBatches.write_sales ?? 0;
+    const answers = await Promise.all(Array.from({ length: 8 }, () => sale(body)));
+    const recorded = answers.filter((a) => a.status === 200);
+    expect(recorded).toHaveLength(1);
+    const saleId = recorded[0]?.body.sale_id;
+    for (const answer of answers.filter((a) => a.status !== 200)) {
+      expect(answer).toEqual({
+        status: 409,
+        body: {
+          data: null,
+          error: {
+            status: 409,
+            name: "ConflictError",
+            message: "Duplicate transaction_id. This sale has already been recorded.",
+            details: { sale_id: saleId },
+            code: "duplicate_transaction",
+          },
+        },
+      });
+    }
+    expect(await salesOf(body.transaction_id)).toHaveLength(1);
+    expect(writeBatches.write_sales ?? 0).toBeGreaterThan(before);
+  });
+
+  it("the same refund_id eight times at once: applied once, skipped seven times; ten refunds of one sale all add up", async () => {
+    const run = crypto.randomUUID().slice(0, 8);
+    const [transactionId] = await salesOnNewClicks(run, 1);
+    const before = writeBatches.write_refunds ?? 0;
+    const same = { transaction_id: transactionId, refund_amount_cents: 1_000, refund_id: `same-${run}` };
+    const answers = await Promise.all(Array.from({ length: 8 }, () => refund(same)));
+    expect(answers.map((a) => a.status)).toEqual(answers.map(() => 200));
+    const statuses = answers.map((a) => a.body.status).sort();
+    expect(statuses).toEqual(["refunded", ...Array.from({ length: 7 }, () => "skipped")]);
+
+    const each = await Promise.all(
+      Array.from({ length: 10 }, (_, i) =>
+        refund({ transaction_id: transactionId, refund_amount_cents: 100, refund_id: `each-${run}-${i}` }),
+      ),
+    );
+    expect(each.map((a) => [a.status, a.body.status])).toEqual(each.map(() => [200, "refunded"]));
+    const rows = await refundsOf(transactionId as string);
+    expect(rows).toHaveLength(11);
+    expect(rows[0]?.refunded_cents).toBe("2000");
+    expect(writeBatches.write_refunds ?? 0).toBeGreaterThan(before);
+    await expectBalancesMatchLedger();
+  });
+
+  it("a write the database refuses in a batch fails its own request alone; the others are written", async () => {
+    const run = crypto.randomUUID().slice(0, 8);
+    const transactions = await salesOnNewClicks(run, 10);
+    // The partner's notification of one refund is refused (a trigger), as a value the database cannot take.
+    const refused = `refuse-${run}`;
+    await stack.sql.query(
+      `create function refuse_${run}() returns trigger language plpgsql as $$ begin
+         if new.payload->>'reason' = '${refused}' then raise exception 'notification refused'; end if;
+         return new; end $$`,
+    );
+    await stack.sql.query(
+      `create trigger refuse_${run} before insert on notifications for each row execute function refuse_${run}()`,
+    );
+    const before = writeBatches.write_refunds ?? 0;
+    try {
+      // The refused one last: the first refund goes alone, the rest arrive while it is on its way.
+      const answers = await Promise.all(
+        transactions.map((transaction_id, i) =>
+          refund({
+            transaction_id,
+            refund_amount_cents: 500,
+            refund_id: `r-${run}-${i}`,
+            refund_reason: i === transactions.length - 1 ? refused : "changed their mind",
+          }),
+        ),
+      );
+      expect(writeBatches.write_refunds ?? 0).toBeGreaterThan(before);
+      const last = answers.pop();
+      expect(last).toEqual({ status: 500, body: internalError("Refund tracking failed") });
+      expect(answers.map((a) => [a.status, a.body.status])).toEqual(answers.map(() => [200, "refunded"]));
+    } finally {
+      await stack.sql.query(`drop trigger refuse_${run} on notifications`);
+      await stack.sql.query(`drop function refuse_${run}()`);
+    }
+    for (const [i, transactionId] of transactions.entries()) {
+      expect(await refundsOf(transactionId), transactionId).toHaveLength(
+        i === transactions.length - 1 ? 0 : 1,
+      );
+    }
+    await expectBalancesMatchLedger();
+  });
+
+  it("a batch the database refuses whole is sent again, each write alone: every one applied once", async () => {
+    const run = crypto.randomUUID().slice(0, 8);
+    const transactions = await salesOnNewClicks(run, 8);
+    stack.sql.faults.arm(UNSCOPED, { mode: "error", match: "write_refunds(", code: "40P01", times: 1 });
+    const answers = await Promise.all(
+      transactions.map((transaction_id, i) =>
+        refund({ transaction_id, refund_amount_cents: 300, refund_id: `w-${run}-${i}` }),
+      ),
+    );
+    const state = stack.sql.faults.clear(UNSCOPED);
+    expect(state.fired).toBe(1);
+    expect(answers.map((a) => [a.status, a.body.status])).toEqual(answers.map(() => [200, "refunded"]));
+    for (const transactionId of transactions) expect(await refundsOf(transactionId)).toHaveLength(1);
+    await expectBalancesMatchLedger();
+  });
+
+  it("a batch whose answer is lost fails its requests as a lone write's would, and writes nothing twice", async () => {
+    const run = crypto.randomUUID().slice(0, 8);
+    const clickIds: string[] = [];
+    for (let i = 0; i < 8; i++) {
+      clickIds.push((await click({ affiliate_url: url(program.active_links[1]) })).body.click_id as string);
+    }
+    const bodies = clickIds.map((click_id, i) => ({
+      transaction_id: `lost-${run}-${i}`,
+      amount_cents: 4_000,
+      click_id,
+    }));
+    stack.sql.faults.arm(UNSCOPED, { mode: "lost", match: "write_sales(", times: 1 });
+    const answers = await Promise.all(bodies.map((body) => sale(body)));
+    const state = stack.sql.faults.clear(UNSCOPED);
+    expect(state.fired).toBe(1);
+    const failed = answers.flatMap((answer, i) => (answer.status === 200 ? [] : [i]));
+    expect(failed.length).toBeGreaterThan(1);
+    for (const i of failed)
+      expect(answers[i]).toEqual({ status: 500, body: internalError("Sale tracking failed") });
+    // The batch committed: each sale is there once, and the brand's retry of a 500 is told so (409).
+    for (const body of bodies) expect(await salesOf(body.transaction_id)).toHaveLength(1);
+    for (const i of failed) {
+      const retried = await sale(bodies[i] as (typeof bodies)[number]);
+      expect(retried.status).toBe(409);
+      expect(retried.body).toMatchObject({ error: { code: "duplicate_transaction" } });
+    }
+    await expectBalancesMatchLedger();
   });
 });

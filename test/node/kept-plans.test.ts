@@ -13,7 +13,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { keptPlanStatement } from "../../lib/db/kept-plan.ts";
 import { keptPlanBatch } from "../../lib/db/kept-plan-batch.ts";
 import { keptPlanSequence } from "../../lib/db/kept-plan-sequence.ts";
-import { keptPlanBatches, keptPlanSequences, keptPlanStatements } from "../../lib/kept-plan-statements.ts";
+import {
+  keptPlanBatches,
+  keptPlanSequences,
+  keptPlanStatements,
+  keptPlanWriteBatches,
+} from "../../lib/kept-plan-statements.ts";
 
 const dialect = new PgDialect();
 
@@ -58,12 +63,17 @@ describe("the migrations define every kept-plan statement as its TypeScript says
     it(`${batch.functionName}: source, parameters and result as migrated`, () => expectMigrated(batch));
   }
 
+  for (const batch of keptPlanWriteBatches) {
+    it(`${batch.functionName}: source, parameters and result as migrated`, () => expectMigrated(batch));
+  }
+
   /** The function the migrations leave is the one `definition()` holds, settings included. */
   async function expectMigrated(
     statement:
       | (typeof keptPlanStatements)[number]
       | (typeof keptPlanSequences)[number]
-      | (typeof keptPlanBatches)[number],
+      | (typeof keptPlanBatches)[number]
+      | (typeof keptPlanWriteBatches)[number],
   ) {
     const { rows } = await db.query<{ source: string; args: string; result: string; config: string[] }>(
       `select prosrc as source, pg_get_function_arguments(oid) as args, pg_get_function_result(oid) as result,

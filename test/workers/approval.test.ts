@@ -6,7 +6,7 @@ import { createProgram, db, type ProgramFixture } from "./harness.ts";
 import {
   commissionRow,
   expectBalanceMatchesLedger,
-  expectNotification,
+  expectQueuedNotification,
   ledgerOfPartner,
   refund,
   trackedSale,
@@ -149,7 +149,7 @@ describe("cron trigger", () => {
     expect(await commissionRow(s.commissionId!)).toMatchObject({ status: "approved" });
     expect(await balanceOf(p.programId, partner)).toBe(432);
     await expectBalanceMatchesLedger(p.programId, partner);
-    expect(await expectNotification(`commission:${s.commissionId}:approved`)).toMatchObject({
+    expect(await expectQueuedNotification(`commission:${s.commissionId}:approved`)).toMatchObject({
       recipientType: "partner",
       recipientId: partner,
       programId: p.programId,

@@ -23,7 +23,7 @@ import { inOneWindow } from "./rate-limit-helpers.ts";
 import {
   commissionRow,
   expectBalanceMatchesLedger,
-  expectNotification,
+  expectQueuedNotification,
   ledgerOfPartner,
 } from "./refund-harness.ts";
 import { balanceOf } from "./sale-harness.ts";
@@ -94,7 +94,7 @@ describe("deciding commissions held for fraud review", () => {
     expect((await commissionRow(id)).creditedAt).not.toBeNull();
     expect(await expectBalanceMatchesLedger(p.programId, partner)).toBe(2000);
     expect((await eventByKey(`commission.approved:${id}`))?.type).toBe("commission.approved");
-    await expectNotification(`commission:${id}:approved`);
+    await expectQueuedNotification(`commission:${id}:approved`);
 
     const again = await decide(owner.token, p.programId, id, "approve");
     expect(again).toMatchObject({ status: 200, body: approved.body });

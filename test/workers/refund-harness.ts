@@ -97,6 +97,14 @@ export async function notificationByDedupeKey(dedupeKey: string) {
   return row;
 }
 
+/** Waits until the queue consumer has written the notification (sent after the response: an approval's). */
+export async function expectQueuedNotification(dedupeKey: string) {
+  await expect
+    .poll(async () => (await notificationByDedupeKey(dedupeKey)) !== undefined, { timeout: 15_000 })
+    .toBe(true);
+  return (await notificationByDedupeKey(dedupeKey))!;
+}
+
 /** The notification, written with the refund before its response: read at once, never waited for. */
 export async function expectNotification(dedupeKey: string) {
   const row = await notificationByDedupeKey(dedupeKey);

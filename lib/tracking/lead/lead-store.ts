@@ -13,6 +13,7 @@ import { checkedNotSearched } from "../../db/checked-not-searched.ts";
 import type { Database } from "../../db/client.ts";
 import { columnList, columnName, fromDriver } from "../../db/columns.ts";
 import { groupCommittedStatement, type Sending } from "../../db/group-committed-statement.ts";
+import { groupCommittedWrite } from "../../db/group-committed-write.ts";
 import { keptPlanStatement } from "../../db/kept-plan.ts";
 import { keptPlanSequence } from "../../db/kept-plan-sequence.ts";
 import type { DeviceHashes } from "../../fraud/device-hash.ts";
@@ -436,10 +437,22 @@ export const leadWrite = keptPlanSequence({
  * `device` is the browser's (a lead sent with the program key comes from the brand's server: null).
  * Returns the id of the lead event written.
  */
+/**
+ * A server lead's write through the isolate's group commit: those arriving while one is being written go
+ * together as one call of `write_leads` (migration 0048), each in a subtransaction of its own.
+ */
+export const leadWriteSent = groupCommittedWrite<typeof leadWrite, { id: unknown }>({
+  functionName: "write_leads",
+  sequence: leadWrite,
+  what: "the lead's write",
+});
+
 export async function writeLead(
   db: Database,
   write: LeadWrite,
   device: DeviceHashes | null = null,
+  /** How a server lead's write goes to the database (the isolate's group commit); unset: alone. */
+  sending?: Sending,
 ): Promise<{ leadEventId: number }> {
   const e = write.leadEvent;
   const values = leadEventValues(e, device);
@@ -470,40 +483,42 @@ export async function writeLead(
   };
   const email = { emailHash: c.email?.hash ?? null, emailMasked: c.email?.masked ?? null };
   const signedUpAt = c.signedUpAt.toISOString();
-  const written = await db.execute(
-    leadWrite.call(
-      c.kind === "create"
-        ? {
-            customerCreate: {
-              programId: c.programId,
-              partnerId: c.partnerId,
-              clickId: c.clickId,
-              clickedAt: c.clickedAt.toISOString(),
-              customerKey: c.customerKey,
-              ...email,
-              signedUpAt,
-            },
-            settle: settling && {
-              ...settling,
-              customerId: null,
-              customerProgramId: c.programId,
-              customerClickId: c.clickId,
-            },
-            eventOfNewCustomer: { ...values, customerProgramId: c.programId, customerClickId: c.clickId },
-          }
-        : {
-            customerPromote: { customerId: c.customerId, customerKey: c.customerKey, ...email, signedUpAt },
-            settle: settling && {
-              ...settling,
-              customerId: c.customerId,
-              customerProgramId: null,
-              customerClickId: null,
-            },
-            eventOfCustomer: { ...values, customerId: c.customerId },
+  const written = await leadWriteSent.send(
+    db,
+    c.kind === "create"
+      ? {
+          customerCreate: {
+            programId: c.programId,
+            partnerId: c.partnerId,
+            clickId: c.clickId,
+            clickedAt: c.clickedAt.toISOString(),
+            customerKey: c.customerKey,
+            ...email,
+            signedUpAt,
           },
-    ),
+          settle: settling && {
+            ...settling,
+            customerId: null,
+            customerProgramId: c.programId,
+            customerClickId: c.clickId,
+          },
+          eventOfNewCustomer: { ...values, customerProgramId: c.programId, customerClickId: c.clickId },
+        }
+      : {
+          customerPromote: { customerId: c.customerId, customerKey: c.customerKey, ...email, signedUpAt },
+          settle: settling && {
+            ...settling,
+            customerId: c.customerId,
+            customerProgramId: null,
+            customerClickId: null,
+          },
+          eventOfCustomer: { ...values, customerId: c.customerId },
+        },
+    // No row is shared by many leads (a lead locks its own customer and click's leads): any order will do.
+    0,
+    sending,
   );
-  return { leadEventId: idOf(written) };
+  return { leadEventId: fromDriver(leadEvents.id, written.id) };
 }
 
 function idOf(inserted: unknown): number {

@@ -16,6 +16,7 @@ import {
 import type { Database } from "../../db/client.ts";
 import { columnList, columnName, fromDriver, fromDriverOrNull } from "../../db/columns.ts";
 import { groupCommittedStatement, type Sending } from "../../db/group-committed-statement.ts";
+import { groupCommittedWrite } from "../../db/group-committed-write.ts";
 import { keptPlanStatement } from "../../db/kept-plan.ts";
 import { keptPlanSequence } from "../../db/kept-plan-sequence.ts";
 import { type PaymentNamespace, paymentNamespace } from "../../sales/payment-namespace.ts";
@@ -697,6 +698,16 @@ export const saleWrite = keptPlanSequence({
 type SaleWriteSteps = Parameters<typeof saleWrite.call>[0];
 
 /**
+ * The sale's write through the isolate's group commit: sales arriving while one is being written go together
+ * as one call of `write_sales` (migration 0048), each in a subtransaction of its own, in the order of their
+ * partners (whose balances an approved commission's credit locks).
+ */
+export const saleWriteSent = groupCommittedWrite<
+  typeof saleWrite,
+  { sale_id: unknown; commission_id: unknown; linked: unknown; enqueued: unknown }
+>({ functionName: "write_sales", sequence: saleWrite, what: "the sale's write" });
+
+/**
  * Writes the decided sale in ONE transaction (one round trip): the payment's ids (its own and `aliases`) in
  * the ids index, customer, sale, commission and, for an approved commission, its ledger credit and balance.
  * Returns the ids. `aliases`: the payment's other ids (the provider's invoice id of a sale keyed by its
@@ -706,7 +717,7 @@ export async function writeSale(
   db: Database,
   decision: Recorded,
   now: Date,
-  options: { withCommission?: boolean; aliases?: readonly string[] } = {},
+  options: { withCommission?: boolean; aliases?: readonly string[]; sending?: Sending } = {},
 ): Promise<{ saleId: number; commissionId: number | null }> {
   const at = now.toISOString();
   const withCommission = options.withCommission ?? true;
@@ -714,21 +725,24 @@ export async function writeSale(
   const ids = JSON.stringify([decision.sale.processorEventId, ...aliases]);
   const needsCommission = !withCommission && decision.commission !== null;
   const sale = { processorEventId: decision.sale.processorEventId, namespace: namespaceOf(decision) };
-  const write = saleWrite.call({
-    claim: {
-      programId: decision.sale.programId,
-      namespace: sale.namespace,
-      paymentId: sale.processorEventId,
-      ids,
+  const written = await saleWriteSent.send(
+    db,
+    {
+      claim: {
+        programId: decision.sale.programId,
+        namespace: sale.namespace,
+        paymentId: sale.processorEventId,
+        ids,
+      },
+      ...customerStep(decision, at),
+      ...settleStep(decision, at),
+      ...saleStep(decision, at, needsCommission),
+      ...(withCommission ? commissionSteps(decision, at) : {}),
+      finish: { ...sale, ids, at },
     },
-    ...customerStep(decision, at),
-    ...settleStep(decision, at),
-    ...saleStep(decision, at, needsCommission),
-    ...(withCommission ? commissionSteps(decision, at) : {}),
-    finish: { ...sale, ids, at },
-  });
-  const written = (await db.execute(write)).rows[0];
-  if (!written) throw new Error("sale write returned no ids");
+    decision.sale.partnerId ?? 0,
+    options.sending,
+  );
   return {
     saleId: fromDriver(s.id, written.sale_id),
     commissionId: fromDriverOrNull(commissions.id, written.commission_id),

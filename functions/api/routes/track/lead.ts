@@ -147,7 +147,7 @@ export function registerLead(app: OpenAPIHono<AppEnv>): void {
         c.set("keyRotation", decision.rotation ?? undefined);
         if (decision.allowedOrigins) c.set("corsAllowedOrigins", decision.allowedOrigins);
         if (decision.outcome === "refused") throw leadRefusalError(decision.refusal, config.docsUrl);
-        const { leadEventId } = await writeLead(db, decision.write, device);
+        const { leadEventId } = await writeLead(db, decision.write, device, sendingOf(c));
         return decision.outcome === "test" ? testLeadBody(leadEventId, decision.programId) : decision.body;
       },
       { retryOnConstraints: leadConflictConstraints },

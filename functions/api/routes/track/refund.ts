@@ -119,7 +119,7 @@ async function handleRefund(c: Context<AppEnv>) {
     // Refunds of one sale serialize on its row: an attempt loses only to another refund of that sale that
     // committed after its read, so N refunds of one sale at once need up to N attempts (the default 8 let
     // the 9th of a burst answer 500).
-    { attempts: 32 },
+    { attempts: 32, sending: sendingOf(c) },
   );
   if ("answer" in result) return c.json(result.answer, 200);
   return c.json(refundResponseBody(result.outcome, c.get("log")), 200);
