@@ -1,4 +1,4 @@
--- Server leads, sales and refunds arriving at one isolate while two of their kind are being written go together
+-- Server leads, sales and refunds arriving at one isolate while one of their kind is being written go together
 -- as one statement and one transaction (lib/db/group-committed-write.ts): write_leads, write_sales and
 -- write_refunds run write_lead, write_sale or write_refund once per item of a JSON array, each item in a
 -- subtransaction of its own (BEGIN ... EXCEPTION), and return each item's row, or the SQLSTATE, message and

@@ -44,12 +44,6 @@ export interface GroupCommitOptions<Item, Result> {
   /** How long the requests waiting on a batch give it before they give it up. */
   abandonAfterMs: number;
   /**
-   * How many batches may be on their way at once (default 1). A write goes at once, alone or with the writes
-   * queued before it, while fewer are; so under a fixed number of concurrent requests the database is never
-   * left idle while a batch's answer travels back.
-   */
-  maxInFlight?: number;
-  /**
    * Whether the writes of a batch that failed with this error are sent again, each alone (the default: always),
    * or fail with it. A write that must not be sent twice says no when the batch may have committed (its
    * answer lost): its request then fails as a lone write whose answer was lost does.
@@ -69,24 +63,18 @@ interface Batch<Item, Result> {
   startedAt: number;
 }
 
-/** The most batches one request sends one after the other for the writes that arrived meanwhile. */
-const MAX_CHAINED_BATCHES = 8;
-
 /** What keeps a request's work alive past its answer or its client (`ExecutionContext.waitUntil`). */
 export type KeepAlive = (work: Promise<unknown>) => void;
 
 export class GroupCommit<Item, Result> {
   private readonly queue: Waiting<Item, Result>[] = [];
-  /** The batches on their way, oldest first. */
-  private readonly inFlight: Batch<Item, Result>[] = [];
-  private readonly maxInFlight: number;
+  /** The batch on its way, if any. */
+  private current: Batch<Item, Result> | undefined;
   /** Batches of two writes or more sent, and the writes they held (what a test or a log can read). */
   readonly sent = { batches: 0, writes: 0 };
 
   constructor(private readonly options: GroupCommitOptions<Item, Result>) {
     if (options.maxBatch < 1) throw new Error("a batch takes at least one write");
-    this.maxInFlight = options.maxInFlight ?? 1;
-    if (this.maxInFlight < 1) throw new Error("at least one batch must be able to go");
   }
 
   /** Sends a write alone, at once, whatever is on its way (the group commit turned off). */
@@ -98,14 +86,16 @@ export class GroupCommit<Item, Result> {
     const waiting: Waiting<Item, Result> = { item };
     this.queue.push(waiting);
     while (waiting.outcome === undefined) {
-      const oldest = this.inFlight[0];
-      if (oldest && Date.now() - oldest.startedAt >= this.options.abandonAfterMs) {
-        this.end(oldest, new Error("a batch of writes never answered"));
-      } else if (this.inFlight.length >= this.maxInFlight || !this.queue.includes(waiting)) {
-        await new Promise((resume) => setTimeout(resume, this.options.pollMs));
+      const current = this.current;
+      if (current) {
+        if (Date.now() - current.startedAt >= this.options.abandonAfterMs) {
+          this.end(current, new Error("a batch of writes never answered"));
+        } else {
+          await new Promise((resume) => setTimeout(resume, this.options.pollMs));
+        }
       } else {
         // Sent from the queue's head: this request's write is in the batch unless a full batch is ahead.
-        const sending = this.sendNextBatch(keepAlive, 0);
+        const sending = this.sendNextBatch();
         keepAlive?.(sending);
         await sending;
       }
@@ -116,18 +106,12 @@ export class GroupCommit<Item, Result> {
     return this.options.sendOne(item);
   }
 
-  /**
-   * Sends the queue's head as a batch. Then, when writes arrived meanwhile and the sender's request can keep
-   * work alive past its answer (`keepAlive`), sends them at once too, as its own I/O, rather than leaving them
-   * to the next look of a waiting request (up to `pollMs` with nothing on its way); at most
-   * `MAX_CHAINED_BATCHES` in a row, so no request keeps sending for others for long.
-   */
-  private async sendNextBatch(keepAlive: KeepAlive | undefined, chained: number): Promise<void> {
+  private async sendNextBatch(): Promise<void> {
     const batch: Batch<Item, Result> = {
       writes: this.queue.splice(0, this.options.maxBatch),
       startedAt: Date.now(),
     };
-    this.inFlight.push(batch);
+    this.current = batch;
     let outcomes: Outcome<Result>[];
     if (batch.writes.length === 1) {
       const [only] = batch.writes as [Waiting<Item, Result>];
@@ -151,19 +135,11 @@ export class GroupCommit<Item, Result> {
         outcomes = batch.writes.map(() => (resend ? { sendAlone: true } : { error }));
       }
     }
-    if (!this.inFlight.includes(batch)) return; // given up on by the requests waiting: they have moved on
+    if (this.current !== batch) return; // given up on by the requests waiting: they have moved on
     batch.writes.forEach((w, i) => {
       w.outcome = outcomes[i];
     });
     this.end(batch);
-    if (
-      keepAlive &&
-      chained < MAX_CHAINED_BATCHES &&
-      this.queue.length > 0 &&
-      this.inFlight.length < this.maxInFlight
-    ) {
-      keepAlive(this.sendNextBatch(keepAlive, chained + 1));
-    }
   }
 
   /** The batch is over (with the error its writes fail with, when it is given up): the next may go. */
@@ -171,7 +147,6 @@ export class GroupCommit<Item, Result> {
     if (givenUp) {
       for (const w of batch.writes) w.outcome ??= { error: givenUp };
     }
-    const index = this.inFlight.indexOf(batch);
-    if (index >= 0) this.inFlight.splice(index, 1);
+    this.current = undefined;
   }
 }

@@ -14,14 +14,6 @@ export interface Sending {
 const MAX_PER_BATCH = 32;
 
 /**
- * How many batches of one statement an isolate has on their way at once. A batch runs its items one after the
- * other on one database connection: with one at a time, the database waited while a batch's answer travelled
- * back and the next filled; with two, one fills while the other runs. More let most requests of the bench's
- * ten connections go alone again (`npm run bench`, README Benchmarks: writes arriving together).
- */
-export const BATCHES_IN_FLIGHT = 2;
-
-/**
  * A kept-plan statement of one row per call, sent through the isolate's group commit (`group-commit.ts`):
  * alone, as its own function's call, when nothing is on its way; else with the calls that arrived meanwhile,
  * as one call of its batch (`kept-plan-batch.ts`, the function `functionName`), each caller getting its own
@@ -65,7 +57,6 @@ export function groupCommittedStatement<const Names extends readonly string[], R
         maxBatch: MAX_PER_BATCH,
         pollMs: 1,
         abandonAfterMs: 10_000,
-        maxInFlight: BATCHES_IN_FLIGHT,
       });
       commits.set(db, commit);
     }

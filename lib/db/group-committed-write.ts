@@ -1,7 +1,7 @@
 import type { Database } from "./client.ts";
 import { pgErrorOf } from "./errors.ts";
 import { GroupCommit } from "./group-commit.ts";
-import { BATCHES_IN_FLIGHT, type Sending } from "./group-committed-statement.ts";
+import type { Sending } from "./group-committed-statement.ts";
 import type { KeptPlanStatement } from "./kept-plan.ts";
 import type { KeptPlanSequence, SequenceValues } from "./kept-plan-sequence.ts";
 import { type KeptPlanWriteBatch, keptPlanWriteBatch } from "./kept-plan-write-batch.ts";
@@ -107,7 +107,6 @@ export function groupCommittedWrite<const Sequence extends AnySequence, Row>(spe
         maxBatch: MAX_PER_BATCH,
         pollMs: 1,
         abandonAfterMs: 10_000,
-        maxInFlight: BATCHES_IN_FLIGHT,
         // Refused whole by the database: rolled back, so each may go again alone. Anything else: unknown.
         resendAloneAfter: (error) => pgErrorOf(error)?.code !== undefined,
       });

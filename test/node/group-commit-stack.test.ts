@@ -369,7 +369,8 @@ describe("writes of sales and refunds arriving together (write_sales, write_refu
     const run = crypto.randomUUID().slice(0, 8);
     const clickId = (await click({ affiliate_url: url(program.active_links[0]) })).body.click_id as string;
     const body = { transaction_id: `same-${run}`, amount_cents: 2_500, click_id: clickId };
-    const before = writeBatches.write_sales ?? 0;
+    // Whether the duplicates' writes meet in a batch or each finds the sale already there depends on timing;
+    // either way the answers are the same (a conflict inside a batch: the refunds of one sale, below).
     const answers = await Promise.all(Array.from({ length: 8 }, () => sale(body)));
     const recorded = answers.filter((a) => a.status === 200);
     expect(recorded).toHaveLength(1);
@@ -390,7 +391,6 @@ describe("writes of sales and refunds arriving together (write_sales, write_refu
       });
     }
     expect(await salesOf(body.transaction_id)).toHaveLength(1);
-    expect(writeBatches.write_sales ?? 0).toBeGreaterThan(before);
   });
 
   it("the same refund_id eight times at once: applied once, skipped seven times; ten refunds of one sale all add up", async () => {
@@ -408,6 +408,8 @@ describe("writes of sales and refunds arriving together (write_sales, write_refu
         refund({ transaction_id: transactionId, refund_amount_cents: 100, refund_id: `each-${run}-${i}` }),
       ),
     );
+    // Refunds of one sale in one batch: the first applies, each later one fails its guard (the sale's refunded
+    // amount changed since its read) alone and is re-read and retried, as when sent alone.
     expect(each.map((a) => [a.status, a.body.status])).toEqual(each.map(() => [200, "refunded"]));
     const rows = await refundsOf(transactionId as string);
     expect(rows).toHaveLength(11);

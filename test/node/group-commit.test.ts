@@ -18,8 +18,6 @@ function heldDatabase(
   options: {
     maxBatch?: number;
     abandonAfterMs?: number;
-    maxInFlight?: number;
-    pollMs?: number;
     resendAloneAfter?: (error: unknown) => boolean;
   } = {},
 ) {
@@ -39,9 +37,8 @@ function heldDatabase(
     },
     sendMany: (items) => call([...items]),
     maxBatch: options.maxBatch ?? 10,
-    pollMs: options.pollMs ?? 1,
+    pollMs: 1,
     abandonAfterMs: options.abandonAfterMs ?? 60_000,
-    maxInFlight: options.maxInFlight,
     resendAloneAfter: options.resendAloneAfter,
   });
   return { calls, commit };
@@ -155,42 +152,6 @@ describe("GroupCommit", () => {
     await callsReach(calls, 3);
     calls[2]?.answer();
     await expect(c).resolves.toBe("c:ok");
-  });
-
-  it("with maxInFlight 2, a second write goes at once beside the first; the next ones wait for either", async () => {
-    const { calls, commit } = heldDatabase({ maxInFlight: 2 });
-    const a = commit.run("a");
-    const b = commit.run("b");
-    await settled();
-    expect(calls.map((c) => c.items)).toEqual([["a"], ["b"]]);
-    const rest = ["c", "d"].map((item) => commit.run(item));
-    await settled();
-    expect(calls).toHaveLength(2);
-    calls[1]?.answer();
-    await callsReach(calls, 3);
-    expect(calls[2]?.items).toEqual(["c", "d"]);
-    calls[0]?.answer();
-    calls[2]?.answer();
-    await expect(Promise.all([a, b, ...rest])).resolves.toEqual(["a:ok", "b:ok", "c:ok", "d:ok"]);
-  });
-
-  it("sends the writes that arrived meanwhile as its sender's own work, kept alive, without waiting for a look", async () => {
-    // The waiting writes never look again within the test (pollMs): only the sender can send their batch.
-    const { calls, commit } = heldDatabase({ pollMs: 60_000 });
-    const keptAlive: Promise<unknown>[] = [];
-    const a = commit.run("a", (work) => keptAlive.push(work));
-    await settled();
-    const rest = ["b", "c"].map((item) => commit.run(item, (work) => keptAlive.push(work)));
-    await settled();
-    calls[0]?.answer();
-    await expect(a).resolves.toBe("a:ok");
-    await callsReach(calls, 2);
-    expect(calls[1]?.items).toEqual(["b", "c"]);
-    // a's own batch and the one it sent after it, each kept alive by a's request.
-    expect(keptAlive).toHaveLength(2);
-    calls[1]?.answer();
-    await Promise.all(keptAlive);
-    expect(rest).toHaveLength(2);
   });
 
   it("fails each write of a failed batch with its error when the writes must not go twice (resendAloneAfter)", async () => {

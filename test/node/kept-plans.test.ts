@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { keptPlanStatement } from "../../lib/db/kept-plan.ts";
 import { keptPlanBatch } from "../../lib/db/kept-plan-batch.ts";
 import { keptPlanSequence } from "../../lib/db/kept-plan-sequence.ts";
+import { keptPlanWriteBatch } from "../../lib/db/kept-plan-write-batch.ts";
 import {
   keptPlanBatches,
   keptPlanSequences,
@@ -467,5 +468,132 @@ describe("keptPlanBatch", () => {
       ["1", "a", null],
       ["2", "b", "2026-11-25T10:00:00.000Z"],
     ]);
+  });
+});
+
+describe("keptPlanWriteBatch", () => {
+  // A write of two steps: a log row, then a row whose key is unique and whose value must not be negative; it
+  // answers the id and how many rows the probe held before it. An item that fails on the second step must
+  // leave no log row either (its subtransaction is rolled back alone).
+  const log = keptPlanStatement({
+    functionName: "write_probe_log",
+    names: ["key"],
+    parameterTypes: { key: "text" },
+    returns: [],
+    build: (q) => sql`insert into probe_log (key) values (${q.key}::text)`,
+  });
+  const insert = keptPlanStatement({
+    functionName: "write_probe_insert",
+    names: ["key", "value"],
+    parameterTypes: { key: "text", value: "integer" },
+    returns: [
+      ["id", "integer"],
+      ["seen", "bigint"],
+    ],
+    build: (q) => sql`
+      with added as (insert into probe (key, value) values (${q.key}::text, ${q.value}::int) returning id)
+      select (select id from added) as id, (select count(*) from probe)::bigint as seen`,
+  });
+  const sequence = keptPlanSequence({
+    functionName: "write_probe",
+    steps: { log, insert },
+    returnsFrom: "insert",
+  });
+  const batch = keptPlanWriteBatch({ functionName: "write_probes", sequence });
+
+  async function probeDatabase(): Promise<PGlite> {
+    const db = new PGlite();
+    await db.exec(`create table probe (id serial primary key, key text constraint probe_key_unique unique,
+                                       value integer check (value >= 0));
+                   create table probe_log (key text)`);
+    for (const s of [log, insert]) await db.exec(s.definition());
+    await db.exec(sequence.definition());
+    await db.exec(batch.definition());
+    return db;
+  }
+
+  async function run(db: PGlite, items: Parameters<typeof batch.call>[0]) {
+    const { sql: text, params } = dialect.sqlToQuery(batch.call(items));
+    return db.query<Record<string, unknown>>(
+      text,
+      params.map((p) => (p === null ? null : String(p))),
+    );
+  }
+
+  it("calls the function with one jsonb parameter: each item's steps' values, null for a step skipped", () => {
+    expect(
+      dialect.sqlToQuery(
+        batch.call([
+          { log: { key: "a" }, insert: { key: "a", value: 1 } },
+          { insert: { value: 2, key: "b" } },
+        ]),
+      ),
+    ).toEqual({
+      sql: "select * from write_probes($1)",
+      params: ['[[["a"],["a",1]],[null,["b",2]]]'],
+      typings: ["none"],
+    });
+    expect(batch.definition()).toContain(
+      "RETURNS TABLE (batch_item integer, failed_code text, failed_message text, failed_constraint text, id integer, seen bigint)",
+    );
+    expect(batch.itemsOfCall(['[[["a"],["a",1]],[null,["b",2]]]'])).toEqual([
+      ['["a"]', '["a",1]'],
+      [null, '["b",2]'],
+    ]);
+  });
+
+  it("answers each item's row, or the error that rolled back that item alone; the others commit (PGlite)", async () => {
+    const db = await probeDatabase();
+    try {
+      const { rows } = await run(db, [
+        { log: { key: "a" }, insert: { key: "a", value: 1 } },
+        { log: { key: "a again" }, insert: { key: "a", value: 2 } },
+        { log: { key: "negative" }, insert: { key: "n", value: -1 } },
+        { log: null, insert: { key: "b", value: 3 } },
+      ]);
+      expect(rows).toEqual([
+        { batch_item: 0, failed_code: null, failed_message: null, failed_constraint: null, id: 1, seen: 0 },
+        {
+          batch_item: 1,
+          failed_code: "23505",
+          failed_message: 'duplicate key value violates unique constraint "probe_key_unique"',
+          failed_constraint: "probe_key_unique",
+          id: null,
+          seen: null,
+        },
+        {
+          batch_item: 2,
+          failed_code: "23514",
+          failed_message: 'new row for relation "probe" violates check constraint "probe_value_check"',
+          failed_constraint: "probe_value_check",
+          id: null,
+          seen: null,
+        },
+        // Each item sees the writes of those before it that committed, and their sequence numbers used.
+        { batch_item: 3, failed_code: null, failed_message: null, failed_constraint: null, id: 4, seen: 1 },
+      ]);
+      expect((await db.query("select key, value from probe order by id")).rows).toEqual([
+        { key: "a", value: 1 },
+        { key: "b", value: 3 },
+      ]);
+      expect((await db.query("select key from probe_log order by key")).rows).toEqual([{ key: "a" }]);
+    } finally {
+      await db.close();
+    }
+  });
+
+  it("fails an item whose sequence answers no row, and refuses a sequence that returns none", async () => {
+    const db = await probeDatabase();
+    try {
+      const { rows } = await run(db, [{ log: { key: "only the log" } }]);
+      expect(rows).toMatchObject([{ batch_item: 0, failed_code: "P0002", id: null }]);
+      expect((await db.query("select key from probe_log")).rows).toEqual([]);
+    } finally {
+      await db.close();
+    }
+    const silent = keptPlanSequence({ functionName: "write_probe_silent", steps: { log } });
+    expect(() => keptPlanWriteBatch({ functionName: "write_probes_silent", sequence: silent })).toThrow(
+      "returns no row",
+    );
   });
 });
