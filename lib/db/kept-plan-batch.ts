@@ -1,5 +1,11 @@
 import { sql } from "drizzle-orm";
-import { checkedFunctionName, GENERIC_PLANS, type KeptPlanStatement, SOURCE_QUOTE } from "./kept-plan.ts";
+import {
+  checkedFunctionName,
+  functionDefinition,
+  GENERIC_PLANS,
+  type KeptPlanFunction,
+  type KeptPlanStatement,
+} from "./kept-plan.ts";
 import { statementValues } from "./kept-plan-sequence.ts";
 import { type PreparedValue, preparedSql, render } from "./prepared-sql.ts";
 import { wellFormedJson } from "./well-formed-json.ts";
@@ -30,23 +36,12 @@ export const ITEM_COLUMN = "batch_item";
  * The function must say exactly what this file says: `test/node/kept-plans.test.ts` compares it with the
  * migrations, as for every kept-plan statement.
  */
-export interface KeptPlanBatch<Names extends readonly string[]> {
-  readonly functionName: string;
+export interface KeptPlanBatch<Names extends readonly string[]> extends KeptPlanFunction {
   readonly statement: KeptPlanStatement<Names>;
   /** The call: one item per run of the statement. */
   call(items: readonly ItemValues<Names>[]): ReturnType<KeptPlanStatement<Names>["call"]>;
-  /** The call's text, as sent (`npm run plans` knows a batch by it). */
-  callText(): string;
   /** Each item a call ran, with the parameters its statement got (as text, as the driver sends them). */
   itemsOfCall(params: readonly (string | null)[]): (string | null)[][];
-  readonly parameterTypes: readonly string[];
-  readonly resultTypes: readonly string[];
-  readonly resultColumns: readonly (readonly [name: string, type: string])[];
-  readonly settings: readonly string[];
-  /** The function's source: what `prosrc` holds once a migration ran `definition()`. */
-  source(): string;
-  /** `CREATE OR REPLACE FUNCTION ...`, as a migration holds it. */
-  definition(): string;
 }
 
 export function keptPlanBatch<const Names extends readonly string[]>(spec: {
@@ -84,7 +79,7 @@ export function keptPlanBatch<const Names extends readonly string[]>(spec: {
     );
   };
 
-  return {
+  const created: KeptPlanBatch<Names> = {
     functionName,
     statement,
     call: (items) => {
@@ -101,10 +96,7 @@ export function keptPlanBatch<const Names extends readonly string[]>(spec: {
     resultColumns,
     settings,
     source,
-    definition: () =>
-      `CREATE OR REPLACE FUNCTION ${functionName}(jsonb)\n` +
-      `RETURNS TABLE (${resultColumns.map(([c, t]) => `${c} ${t}`).join(", ")})\n` +
-      `LANGUAGE plpgsql ${settings.map((setting) => `SET ${setting}`).join(" ")} AS ` +
-      `${SOURCE_QUOTE}${source()}${SOURCE_QUOTE};`,
+    definition: () => functionDefinition(created),
   };
+  return created;
 }

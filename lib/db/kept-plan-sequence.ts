@@ -1,5 +1,11 @@
 import { sql } from "drizzle-orm";
-import { checkedFunctionName, GENERIC_PLANS, type KeptPlanStatement, SOURCE_QUOTE } from "./kept-plan.ts";
+import {
+  checkedFunctionName,
+  functionDefinition,
+  GENERIC_PLANS,
+  type KeptPlanFunction,
+  type KeptPlanStatement,
+} from "./kept-plan.ts";
 import { type PreparedValue, preparedSql, render } from "./prepared-sql.ts";
 import { wellFormedJson } from "./well-formed-json.ts";
 
@@ -30,8 +36,7 @@ export type StepValues<Step> =
  * The function must say exactly what this file says: `test/node/kept-plans.test.ts` compares it with the
  * migrations, as for every kept-plan statement.
  */
-export interface KeptPlanSequence<Steps extends Record<string, AnyKeptPlan>> {
-  readonly functionName: string;
+export interface KeptPlanSequence<Steps extends Record<string, AnyKeptPlan>> extends KeptPlanFunction {
   /** The steps, in the order they run. */
   readonly steps: readonly (readonly [key: keyof Steps & string, statement: AnyKeptPlan])[];
   /** The call: a step given no values (omitted or null) is skipped. */
@@ -41,22 +46,11 @@ export interface KeptPlanSequence<Steps extends Record<string, AnyKeptPlan>> {
    * JSON array per step (a write batch's item, `kept-plan-write-batch.ts`).
    */
   stepValues(values: SequenceValues<Steps>): (PreparedValue[] | null)[];
-  /** The call's text, as sent (`npm run plans` knows a sequence by it). */
-  callText(): string;
   /**
    * The steps a call ran, each with the parameters its statement got (as text, as the driver sends them),
    * from the call's own parameters: `npm run plans` explains each step's statement with them.
    */
   stepsOfCall(params: readonly (string | null)[]): { statement: AnyKeptPlan; params: (string | null)[] }[];
-  readonly parameterTypes: readonly string[];
-  readonly resultTypes: readonly string[];
-  /** The columns of the rows it returns (those of the steps in `returnsFrom`), or none. */
-  readonly resultColumns: readonly (readonly [name: string, type: string])[];
-  readonly settings: readonly string[];
-  /** The function's source: what `prosrc` holds once a migration ran `definition()`. */
-  source(): string;
-  /** `CREATE OR REPLACE FUNCTION ...`, as a migration holds it. */
-  definition(): string;
 }
 
 /** A sequence call's values: a step given no values (omitted or null) is skipped. */
@@ -128,7 +122,7 @@ export function keptPlanSequence<const Steps extends Record<string, AnyKeptPlan>
       return given === null ? null : statementValues(statement, given);
     });
 
-  return {
+  const sequence: KeptPlanSequence<Steps> = {
     functionName,
     steps,
     call: (values) => {
@@ -154,12 +148,9 @@ export function keptPlanSequence<const Steps extends Record<string, AnyKeptPlan>
     resultColumns: returning?.resultColumns ?? [],
     settings,
     source,
-    definition: () =>
-      `CREATE OR REPLACE FUNCTION ${functionName}(${steps.map(() => "jsonb").join(", ")})\n` +
-      `RETURNS ${returning ? `TABLE (${returning.resultColumns.map(([c, t]) => `${c} ${t}`).join(", ")})` : "void"}\n` +
-      `LANGUAGE plpgsql ${settings.map((setting) => `SET ${setting}`).join(" ")} AS ` +
-      `${SOURCE_QUOTE}${source()}${SOURCE_QUOTE};`,
+    definition: () => functionDefinition(sequence),
   };
+  return sequence;
 }
 
 /**

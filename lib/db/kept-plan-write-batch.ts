@@ -1,5 +1,11 @@
 import { sql } from "drizzle-orm";
-import { checkedFunctionName, GENERIC_PLANS, type KeptPlanStatement, SOURCE_QUOTE } from "./kept-plan.ts";
+import {
+  checkedFunctionName,
+  functionDefinition,
+  GENERIC_PLANS,
+  type KeptPlanFunction,
+  type KeptPlanStatement,
+} from "./kept-plan.ts";
 import type { KeptPlanSequence, SequenceValues } from "./kept-plan-sequence.ts";
 import { type PreparedValue, preparedSql, render } from "./prepared-sql.ts";
 import { wellFormedJson } from "./well-formed-json.ts";
@@ -39,23 +45,12 @@ export const WRITE_BATCH_COLUMNS = [
  * The function must say exactly what this file says: `test/node/kept-plans.test.ts` compares it with the
  * migrations, as for every kept-plan statement.
  */
-export interface KeptPlanWriteBatch<Sequence extends AnySequence> {
-  readonly functionName: string;
+export interface KeptPlanWriteBatch<Sequence extends AnySequence> extends KeptPlanFunction {
   readonly sequence: Sequence;
   /** The call: one item per run of the sequence. */
   call(items: readonly SequenceValuesOf<Sequence>[]): ReturnType<AnyKeptPlan["call"]>;
-  /** The call's text, as sent (`npm run plans` knows a batch by it). */
-  callText(): string;
   /** Each item a call ran, as the parameters its sequence's call would get (as text, as the driver sends them). */
   itemsOfCall(params: readonly (string | null)[]): (string | null)[][];
-  readonly parameterTypes: readonly string[];
-  readonly resultTypes: readonly string[];
-  readonly resultColumns: readonly (readonly [name: string, type: string])[];
-  readonly settings: readonly string[];
-  /** The function's source: what `prosrc` holds once a migration ran `definition()`. */
-  source(): string;
-  /** `CREATE OR REPLACE FUNCTION ...`, as a migration holds it. */
-  definition(): string;
 }
 
 type SequenceValuesOf<Sequence> =
@@ -108,7 +103,7 @@ export function keptPlanWriteBatch<const Sequence extends AnySequence>(spec: {
     );
   };
 
-  return {
+  const created: KeptPlanWriteBatch<Sequence> = {
     functionName,
     sequence,
     call: (items) => {
@@ -127,10 +122,7 @@ export function keptPlanWriteBatch<const Sequence extends AnySequence>(spec: {
     resultColumns,
     settings,
     source,
-    definition: () =>
-      `CREATE OR REPLACE FUNCTION ${functionName}(jsonb)\n` +
-      `RETURNS TABLE (${resultColumns.map(([c, t]) => `${c} ${t}`).join(", ")})\n` +
-      `LANGUAGE plpgsql ${settings.map((setting) => `SET ${setting}`).join(" ")} AS ` +
-      `${SOURCE_QUOTE}${source()}${SOURCE_QUOTE};`,
+    definition: () => functionDefinition(created),
   };
+  return created;
 }

@@ -19,15 +19,16 @@ import { type PreparedValue, preparedSql, render } from "./prepared-sql.ts";
  * a new migration, when they differ. `npm run plans` explains the body's generic plan (the plan the function
  * runs), not the call.
  */
-export interface KeptPlanStatement<Names extends readonly string[]> {
+/**
+ * What every PL/pgSQL function written from TypeScript has (a kept statement, a sequence of them, a batch of
+ * one): a migration creates it from `definition()`, and `test/node/kept-plans.test.ts` compares the function
+ * the migrations leave with it.
+ */
+export interface KeptPlanFunction {
   readonly functionName: string;
-  /** The parameters' names, in the function's order. */
-  readonly names: Names;
-  /** The call the worker sends, one parameter per name in the order of `names`. */
-  call(values: { [Name in Names[number]]: PreparedValue }): SQL;
-  /** The call's text, as sent (`npm run plans` knows a kept statement by it). */
+  /** The call's text, as sent (`npm run plans` knows a function by it). */
   callText(): string;
-  /** The function's parameter types, in order (`npm run plans` prepares the body with them). */
+  /** The function's parameter types, in order (`npm run plans` prepares a kept statement's body with them). */
   readonly parameterTypes: readonly string[];
   /** The types of the function's result columns, in order (none for `RETURNS void`). */
   readonly resultTypes: readonly string[];
@@ -35,12 +36,35 @@ export interface KeptPlanStatement<Names extends readonly string[]> {
   readonly resultColumns: readonly (readonly [column: string, type: string])[];
   /** The settings the function runs with, in order (`name = value`, as its definition sets them). */
   readonly settings: readonly string[];
-  /** The statement as the function runs it: `$k` is the function's k-th parameter (the k-th name). */
-  body(): string;
   /** The function's source: what `prosrc` holds once a migration ran `definition()`. */
   source(): string;
   /** `CREATE OR REPLACE FUNCTION ...`, as a migration holds it. */
   definition(): string;
+}
+
+/** A kept-plan function's `CREATE OR REPLACE FUNCTION ...`, as a migration holds it. */
+export function functionDefinition(
+  f: Pick<KeptPlanFunction, "functionName" | "parameterTypes" | "resultColumns" | "settings" | "source">,
+): string {
+  const result =
+    f.resultColumns.length > 0
+      ? `TABLE (${f.resultColumns.map(([column, type]) => `${column} ${type}`).join(", ")})`
+      : "void";
+  return (
+    `CREATE OR REPLACE FUNCTION ${f.functionName}(${f.parameterTypes.join(", ")})\n` +
+    `RETURNS ${result}\n` +
+    `LANGUAGE plpgsql ${f.settings.map((setting) => `SET ${setting}`).join(" ")} AS ` +
+    `${SOURCE_QUOTE}${f.source()}${SOURCE_QUOTE};`
+  );
+}
+
+export interface KeptPlanStatement<Names extends readonly string[]> extends KeptPlanFunction {
+  /** The parameters' names, in the function's order. */
+  readonly names: Names;
+  /** The call the worker sends, one parameter per name in the order of `names`. */
+  call(values: { [Name in Names[number]]: PreparedValue }): SQL;
+  /** The statement as the function runs it: `$k` is the function's k-th parameter (the k-th name). */
+  body(): string;
 }
 
 export interface KeptPlanSpec<Names extends readonly string[]> {
@@ -127,16 +151,11 @@ export function keptPlanStatement<const Names extends readonly string[]>(
   // `use_column`: the result columns are also PL/pgSQL variables; a name in the statement is the column's.
   const source = (): string =>
     `\n#variable_conflict use_column\nBEGIN\n${returns.length > 0 ? "  RETURN QUERY\n" : ""}${bodyText()};\nEND;\n`;
-  const result =
-    returns.length > 0
-      ? `TABLE (${returns.map(([column, type]) => `${column} ${type}`).join(", ")})`
-      : "void";
 
-  const types = names.map((name: Names[number]) => parameterTypes[name]);
-  return {
+  const statement: KeptPlanStatement<Names> = {
     functionName,
     names,
-    parameterTypes: types,
+    parameterTypes: names.map((name: Names[number]) => parameterTypes[name]),
     resultTypes: returns.map(([, type]) => type),
     resultColumns: returns,
     settings,
@@ -144,10 +163,7 @@ export function keptPlanStatement<const Names extends readonly string[]>(
     callText: () => render(names, buildCall).text,
     body: bodyText,
     source,
-    definition: () =>
-      `CREATE OR REPLACE FUNCTION ${functionName}(${types.join(", ")})\n` +
-      `RETURNS ${result}\n` +
-      `LANGUAGE plpgsql ${settings.map((setting) => `SET ${setting}`).join(" ")} AS ` +
-      `${SOURCE_QUOTE}${source()}${SOURCE_QUOTE};`,
+    definition: () => functionDefinition(statement),
   };
+  return statement;
 }

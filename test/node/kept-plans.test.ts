@@ -10,7 +10,7 @@ import { PgDialect } from "drizzle-orm/pg-core/dialect";
 import { drizzle } from "drizzle-orm/pglite";
 import { migrate } from "drizzle-orm/pglite/migrator";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { keptPlanStatement } from "../../lib/db/kept-plan.ts";
+import { type KeptPlanFunction, keptPlanStatement } from "../../lib/db/kept-plan.ts";
 import { keptPlanBatch } from "../../lib/db/kept-plan-batch.ts";
 import { keptPlanSequence } from "../../lib/db/kept-plan-sequence.ts";
 import { keptPlanWriteBatch } from "../../lib/db/kept-plan-write-batch.ts";
@@ -69,13 +69,7 @@ describe("the migrations define every kept-plan statement as its TypeScript says
   }
 
   /** The function the migrations leave is the one `definition()` holds, settings included. */
-  async function expectMigrated(
-    statement:
-      | (typeof keptPlanStatements)[number]
-      | (typeof keptPlanSequences)[number]
-      | (typeof keptPlanBatches)[number]
-      | (typeof keptPlanWriteBatches)[number],
-  ) {
+  async function expectMigrated(statement: KeptPlanFunction) {
     const { rows } = await db.query<{ source: string; args: string; result: string; config: string[] }>(
       `select prosrc as source, pg_get_function_arguments(oid) as args, pg_get_function_result(oid) as result,
               proconfig as config
