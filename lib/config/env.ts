@@ -74,8 +74,8 @@ export interface Config {
   /** Unsealed secrets allowed (`WEBHOOK_SECRETS_UNSEALED=allow`): else no delivery without the key. */
   webhookSecretsUnsealedAllowed: boolean;
   /**
-   * Clicks, the reads of leads, sales and refunds, and the writes of sales and refunds, arriving together are
-   * sent as one statement (`GROUP_COMMIT`, default on).
+   * Clicks, the reads of leads, sales and refunds, and the writes of server leads, sales and refunds, arriving
+   * together are sent as one statement (`GROUP_COMMIT`, default on).
    */
   groupCommit: boolean;
 }

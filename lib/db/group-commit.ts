@@ -49,6 +49,11 @@ export interface GroupCommitOptions<Item, Result> {
    * answer lost): its request then fails as a lone write whose answer was lost does.
    */
   resendAloneAfter?: (error: unknown) => boolean;
+  /**
+   * Whether a write the batch answered with this result is sent again, alone (default: never): a result that
+   * says the write was rolled back by what batching itself can cause, such as a deadlock with another batch.
+   */
+  resendAloneIf?: (result: Result) => boolean;
 }
 
 type Outcome<Result> = { value: Result } | { error: unknown } | { sendAlone: true };
@@ -129,7 +134,9 @@ export class GroupCommit<Item, Result> {
         if (results.length !== batch.writes.length) {
           throw new Error(`a batch of ${batch.writes.length} writes answered ${results.length} results`);
         }
-        outcomes = results.map((value) => ({ value }));
+        outcomes = results.map((value) =>
+          this.options.resendAloneIf?.(value) ? { sendAlone: true as const } : { value },
+        );
       } catch (error) {
         const resend = this.options.resendAloneAfter?.(error) ?? true;
         outcomes = batch.writes.map(() => (resend ? { sendAlone: true } : { error }));

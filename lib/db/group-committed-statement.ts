@@ -1,5 +1,5 @@
 import type { Database } from "./client.ts";
-import { GroupCommit, type KeepAlive } from "./group-commit.ts";
+import { GroupCommit, type GroupCommitOptions, type KeepAlive } from "./group-commit.ts";
 import type { KeptPlanStatement } from "./kept-plan.ts";
 import { type ItemValues, type KeptPlanBatch, keptPlanBatch } from "./kept-plan-batch.ts";
 
@@ -8,6 +8,24 @@ export interface Sending {
   groupCommit: boolean;
   /** The request's `waitUntil`: keeps a batch it sends alive should its client go away. */
   keepAlive: KeepAlive;
+}
+
+/**
+ * A sender of one kind of statement through a group commit of each database client (in a worker, the
+ * isolate's one), made on first use: through it when the request's `sending` says so, else alone.
+ */
+export function groupCommitPerDatabase<Item, Result>(
+  options: (db: Database) => GroupCommitOptions<Item, Result>,
+): (db: Database, item: Item, sending?: Sending) => Promise<Result> {
+  const commits = new WeakMap<Database, GroupCommit<Item, Result>>();
+  return (db, item, sending) => {
+    let commit = commits.get(db);
+    if (!commit) {
+      commit = new GroupCommit(options(db));
+      commits.set(db, commit);
+    }
+    return sending?.groupCommit ? commit.run(item, sending.keepAlive) : commit.sendAlone(item);
+  };
 }
 
 /** The most calls one batch takes: about what an isolate serves in one round trip, and then some. */
@@ -32,40 +50,25 @@ export function groupCommittedStatement<const Names extends readonly string[], R
 } {
   const { what } = spec;
   const batch = keptPlanBatch({ functionName: spec.functionName, statement: spec.statement });
-  /** One group commit per database client (in a worker, the isolate's one). */
-  const commits = new WeakMap<Database, GroupCommit<ItemValues<Names>, Row>>();
-
-  const groupCommitOf = (db: Database): GroupCommit<ItemValues<Names>, Row> => {
-    let commit = commits.get(db);
-    if (!commit) {
-      commit = new GroupCommit<ItemValues<Names>, Row>({
-        sendOne: async (values) => {
-          const row = (await db.execute<Row & Record<string, unknown>>(batch.statement.call(values))).rows[0];
-          if (!row) throw new Error(`${what} returned no row`);
-          return row;
-        },
-        sendMany: async (items) => {
-          const { rows } = await db.execute<Row & { batch_item: number }>(batch.call(items));
-          const byItem: Row[] = [];
-          for (const { batch_item, ...row } of rows) byItem[batch_item] = row as Row;
-          const complete = byItem.length === items.length && !byItem.includes(undefined as Row);
-          if (rows.length !== items.length || !complete) {
-            throw new Error(`a batch of ${items.length} calls of ${what} answered ${rows.length} rows`);
-          }
-          return byItem;
-        },
-        maxBatch: MAX_PER_BATCH,
-        pollMs: 1,
-        abandonAfterMs: 10_000,
-      });
-      commits.set(db, commit);
-    }
-    return commit;
-  };
-
-  const send = (db: Database, values: ItemValues<Names>, sending?: Sending): Promise<Row> => {
-    const commit = groupCommitOf(db);
-    return sending?.groupCommit ? commit.run(values, sending.keepAlive) : commit.sendAlone(values);
-  };
+  const send = groupCommitPerDatabase<ItemValues<Names>, Row>((db) => ({
+    sendOne: async (values) => {
+      const row = (await db.execute<Row & Record<string, unknown>>(batch.statement.call(values))).rows[0];
+      if (!row) throw new Error(`${what} returned no row`);
+      return row;
+    },
+    sendMany: async (items) => {
+      const { rows } = await db.execute<Row & { batch_item: number }>(batch.call(items));
+      const byItem: Row[] = [];
+      for (const { batch_item, ...row } of rows) byItem[batch_item] = row as Row;
+      const complete = byItem.length === items.length && !byItem.includes(undefined as Row);
+      if (rows.length !== items.length || !complete) {
+        throw new Error(`a batch of ${items.length} calls of ${what} answered ${rows.length} rows`);
+      }
+      return byItem;
+    },
+    maxBatch: MAX_PER_BATCH,
+    pollMs: 1,
+    abandonAfterMs: 10_000,
+  }));
   return { batch, send };
 }

@@ -1,7 +1,6 @@
 import type { Database } from "./client.ts";
 import { pgErrorOf } from "./errors.ts";
-import { GroupCommit } from "./group-commit.ts";
-import type { Sending } from "./group-committed-statement.ts";
+import { groupCommitPerDatabase, type Sending } from "./group-committed-statement.ts";
 import type { KeptPlanStatement } from "./kept-plan.ts";
 import type { KeptPlanSequence, SequenceValues } from "./kept-plan-sequence.ts";
 import { type KeptPlanWriteBatch, keptPlanWriteBatch } from "./kept-plan-write-batch.ts";
@@ -29,25 +28,33 @@ export class BatchedWriteError extends Error {
 /** The most writes one batch takes: each runs in a subtransaction, and PostgreSQL keeps 64 per backend cached. */
 const MAX_PER_BATCH = 16;
 
+/**
+ * SQLSTATEs with which PostgreSQL rolls a write back to end a conflict between transactions (a deadlock, a
+ * serialization failure): in a batch, likelier than alone (a batch holds every item's locks until it
+ * commits), and a write so rolled back is sent again, alone.
+ */
+const ROLLED_BACK_BY_A_CONFLICT = new Set(["40P01", "40001"]);
+
 interface Item<Values> {
   values: Values;
-  /** Batches lock shared rows (a partner's balance) in this order, so that two batches cannot deadlock on them. */
+  /** Batches lock shared rows (a partner's balance) in this order, so two batches take them in one order. */
   lockOrder: number;
 }
 
 type Outcome<Row> = { row: Row } | { failed: BatchedWriteError };
 
 /**
- * A write sequence of one row per call (a sale's or a refund's whole write), sent through the isolate's group
- * commit (`group-commit.ts`): alone, as the sequence's call, when no write of its kind is on its way; else with
- * those that arrived meanwhile, as one call of its write batch (`kept-plan-write-batch.ts`, the function
- * `functionName`): one transaction, each write in a subtransaction of its own, each request getting its own
- * row or its own error. Without `sending`, or with the group commit off, always alone.
+ * A write sequence of one row per call (a server lead's, a sale's or a refund's whole write), sent through the
+ * isolate's group commit (`group-commit.ts`): alone, as the sequence's call, when no write of its kind is on
+ * its way; else with those that arrived meanwhile, as one call of its write batch (`kept-plan-write-batch.ts`,
+ * the function `functionName`): one transaction, each write in a subtransaction of its own, each request
+ * getting its own row or its own error. Without `sending`, or with the group commit off, always alone.
  *
- * A batch the database refused whole (a deadlock with another batch, say) is rolled back: its writes are sent
- * again, each alone. A batch whose answer never came (the network, a lost answer) may have committed: its
- * writes fail with that error, as a lone write's would, and are not sent again (the sale's retry then finds
- * its sale recorded, the refund's its refund applied, as after a lone write's lost answer).
+ * A write the batch rolled back to end a deadlock or a serialization failure is sent again, alone. A batch the
+ * database refused whole (an error outside any item) is rolled back: its writes are sent again, each alone. A
+ * batch whose answer never came (the network, a lost answer) may have committed: its writes fail with that
+ * error, as a lone write's would, and are not sent again (the sale's retry then finds its sale recorded, the
+ * refund's its refund applied, as after a lone write's lost answer).
  */
 export function groupCommittedWrite<const Sequence extends AnySequence, Row>(spec: {
   /** The batch's function (a migration defines it, `kept-plan-write-batch.ts`). */
@@ -61,8 +68,6 @@ export function groupCommittedWrite<const Sequence extends AnySequence, Row>(spe
 } {
   const { what, sequence } = spec;
   const batch = keptPlanWriteBatch({ functionName: spec.functionName, sequence });
-  /** One group commit per database client (in a worker, the isolate's one). */
-  const commits = new WeakMap<Database, GroupCommit<Item<ValuesOf<Sequence>>, Outcome<Row>>>();
 
   const sendOne = async (db: Database, item: Item<ValuesOf<Sequence>>): Promise<Outcome<Row>> => {
     const row = (await db.execute<Row & Record<string, unknown>>(sequence.call(item.values as never)))
@@ -98,22 +103,16 @@ export function groupCommittedWrite<const Sequence extends AnySequence, Row>(spe
     return outcomes;
   };
 
-  const groupCommitOf = (db: Database) => {
-    let commit = commits.get(db);
-    if (!commit) {
-      commit = new GroupCommit<Item<ValuesOf<Sequence>>, Outcome<Row>>({
-        sendOne: (item) => sendOne(db, item),
-        sendMany: (items) => sendMany(db, items),
-        maxBatch: MAX_PER_BATCH,
-        pollMs: 1,
-        abandonAfterMs: 10_000,
-        // Refused whole by the database: rolled back, so each may go again alone. Anything else: unknown.
-        resendAloneAfter: (error) => pgErrorOf(error)?.code !== undefined,
-      });
-      commits.set(db, commit);
-    }
-    return commit;
-  };
+  const sendThrough = groupCommitPerDatabase<Item<ValuesOf<Sequence>>, Outcome<Row>>((db) => ({
+    sendOne: (item) => sendOne(db, item),
+    sendMany: (items) => sendMany(db, items),
+    maxBatch: MAX_PER_BATCH,
+    pollMs: 1,
+    abandonAfterMs: 10_000,
+    // Refused whole by the database: rolled back, so each may go again alone. Anything else: unknown.
+    resendAloneAfter: (error) => pgErrorOf(error)?.code !== undefined,
+    resendAloneIf: (outcome) => "failed" in outcome && ROLLED_BACK_BY_A_CONFLICT.has(outcome.failed.code),
+  }));
 
   const send = async (
     db: Database,
@@ -121,11 +120,7 @@ export function groupCommittedWrite<const Sequence extends AnySequence, Row>(spe
     lockOrder: number,
     sending?: Sending,
   ): Promise<Row> => {
-    const commit = groupCommitOf(db);
-    const item = { values, lockOrder };
-    const outcome = sending?.groupCommit
-      ? await commit.run(item, sending.keepAlive)
-      : await commit.sendAlone(item);
+    const outcome = await sendThrough(db, { values, lockOrder }, sending);
     if ("failed" in outcome) throw outcome.failed;
     return outcome.row;
   };

@@ -2,26 +2,8 @@ import { type Placeholder, type SQL, sql } from "drizzle-orm";
 import { type PreparedValue, preparedSql, render } from "./prepared-sql.ts";
 
 /**
- * A statement whose plan PostgreSQL keeps: written here in TypeScript like any other statement (drizzle's
- * table and column references, checked by the compiler), and run as the body of a PL/pgSQL function that a
- * migration creates from `definition()`. The worker sends only the call, `select * from name($1, ..., $n)`.
- *
- * Why: a statement sent over HTTP is never prepared (Neon's endpoint and the local one alike), so PostgreSQL
- * parses and plans it again on every request; for a write path that is most of the database's CPU. A
- * PL/pgSQL function's statements are parsed once per connection and their plans kept, and pooled
- * connections live long. The function is created with `plan_cache_mode = force_generic_plan`: left to
- * choose, PostgreSQL plans each call anew for the values given ("custom plans") whenever it estimates the
- * generic plan dearer, as it did for the readiness statement (its database CPU per request: 2.9 ms custom,
- * 2.2 ms generic), and then nothing is kept but the parse.
- *
- * The function must say exactly what this file says: `test/node/kept-plans.test.ts` compares each kept
- * statement's definition with the function the migrations leave, and fails, printing the definition to put in
- * a new migration, when they differ. `npm run plans` explains the body's generic plan (the plan the function
- * runs), not the call.
- */
-/**
  * What every PL/pgSQL function written from TypeScript has (a kept statement, a sequence of them, a batch of
- * one): a migration creates it from `definition()`, and `test/node/kept-plans.test.ts` compares the function
+ * them, a write batch of a sequence): a migration creates it from `definition()`, and `test/node/kept-plans.test.ts` compares the function
  * the migrations leave with it.
  */
 export interface KeptPlanFunction {
@@ -58,6 +40,24 @@ export function functionDefinition(
   );
 }
 
+/**
+ * A statement whose plan PostgreSQL keeps: written here in TypeScript like any other statement (drizzle's
+ * table and column references, checked by the compiler), and run as the body of a PL/pgSQL function that a
+ * migration creates from `definition()`. The worker sends only the call, `select * from name($1, ..., $n)`.
+ *
+ * Why: a statement sent over HTTP is never prepared (Neon's endpoint and the local one alike), so PostgreSQL
+ * parses and plans it again on every request; for a write path that is most of the database's CPU. A
+ * PL/pgSQL function's statements are parsed once per connection and their plans kept, and pooled
+ * connections live long. The function is created with `plan_cache_mode = force_generic_plan`: left to
+ * choose, PostgreSQL plans each call anew for the values given ("custom plans") whenever it estimates the
+ * generic plan dearer, as it did for the readiness statement (its database CPU per request: 2.9 ms custom,
+ * 2.2 ms generic), and then nothing is kept but the parse.
+ *
+ * The function must say exactly what this file says: `test/node/kept-plans.test.ts` compares each kept
+ * statement's definition with the function the migrations leave, and fails, printing the definition to put in
+ * a new migration, when they differ. `npm run plans` explains the body's generic plan (the plan the function
+ * runs), not the call.
+ */
 export interface KeptPlanStatement<Names extends readonly string[]> extends KeptPlanFunction {
   /** The parameters' names, in the function's order. */
   readonly names: Names;

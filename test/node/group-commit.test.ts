@@ -19,6 +19,7 @@ function heldDatabase(
     maxBatch?: number;
     abandonAfterMs?: number;
     resendAloneAfter?: (error: unknown) => boolean;
+    resendAloneIf?: (result: string) => boolean;
   } = {},
 ) {
   const calls: Call[] = [];
@@ -40,6 +41,7 @@ function heldDatabase(
     pollMs: 1,
     abandonAfterMs: options.abandonAfterMs ?? 60_000,
     resendAloneAfter: options.resendAloneAfter,
+    resendAloneIf: options.resendAloneIf,
   });
   return { calls, commit };
 }
@@ -179,5 +181,24 @@ describe("GroupCommit", () => {
     await callsReach(calls, 6);
     for (const call of calls.slice(4)) call.answer();
     await expect(Promise.all([a, x, ...refused])).resolves.toEqual(["a:ok", "x:ok", "d:ok", "e:ok"]);
+  });
+
+  it("sends again alone a write whose result in a batch says so (resendAloneIf); the others keep theirs", async () => {
+    const { calls, commit } = heldDatabase({ resendAloneIf: (result) => result.endsWith(":rolled back") });
+    const a = commit.run("a");
+    await settled();
+    const rest = ["b", "c"].map((item) => commit.run(item));
+    calls[0]?.answer();
+    await callsReach(calls, 2);
+    calls[1]?.answer(["b:1", "c:rolled back"]);
+    await callsReach(calls, 3);
+    expect(calls[2]?.items).toEqual(["c"]);
+    calls[2]?.answer(["c:alone"]);
+    await expect(Promise.all([a, ...rest])).resolves.toEqual(["a:ok", "b:1", "c:alone"]);
+    // A lone write's result is its own, whatever it says.
+    const d = commit.run("d");
+    await callsReach(calls, 4);
+    calls[3]?.answer(["d:rolled back"]);
+    await expect(d).resolves.toBe("d:rolled back");
   });
 });

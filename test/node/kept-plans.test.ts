@@ -5,7 +5,7 @@
  * statement's own names) must hold on a real database.
  */
 import { PGlite } from "@electric-sql/pglite";
-import { sql } from "drizzle-orm";
+import { type SQL, sql } from "drizzle-orm";
 import { PgDialect } from "drizzle-orm/pg-core/dialect";
 import { drizzle } from "drizzle-orm/pglite";
 import { migrate } from "drizzle-orm/pglite/migrator";
@@ -22,6 +22,15 @@ import {
 } from "../../lib/kept-plan-statements.ts";
 
 const dialect = new PgDialect();
+
+/** Runs a call on PGlite as the driver sends it: its values as text. */
+function runCall(db: PGlite, call: SQL) {
+  const { sql: text, params } = dialect.sqlToQuery(call);
+  return db.query<Record<string, unknown>>(
+    text,
+    params.map((p) => (p === null ? null : String(p))),
+  );
+}
 
 describe("the migrations define every kept-plan statement as its TypeScript says", () => {
   let db: PGlite;
@@ -218,13 +227,7 @@ describe("keptPlanSequence", () => {
     return db;
   }
 
-  async function run(db: PGlite, values: Parameters<typeof sequence.call>[0]) {
-    const { sql: text, params } = dialect.sqlToQuery(sequence.call(values));
-    return db.query(
-      text,
-      params.map((p) => (p === null ? null : String(p))),
-    );
-  }
+  const run = (db: PGlite, values: Parameters<typeof sequence.call>[0]) => runCall(db, sequence.call(values));
 
   it("calls the function with one jsonb parameter per step, null for a step that does not run", () => {
     expect(
@@ -369,13 +372,7 @@ describe("keptPlanBatch", () => {
     return db;
   }
 
-  async function run(db: PGlite, items: Parameters<typeof batch.call>[0]) {
-    const { sql: text, params } = dialect.sqlToQuery(batch.call(items));
-    return db.query<Record<string, unknown>>(
-      text,
-      params.map((p) => (p === null ? null : String(p))),
-    );
-  }
+  const run = (db: PGlite, items: Parameters<typeof batch.call>[0]) => runCall(db, batch.call(items));
 
   it("calls the function with one jsonb parameter: the items' values in the statement's order", () => {
     expect(
@@ -506,13 +503,7 @@ describe("keptPlanWriteBatch", () => {
     return db;
   }
 
-  async function run(db: PGlite, items: Parameters<typeof batch.call>[0]) {
-    const { sql: text, params } = dialect.sqlToQuery(batch.call(items));
-    return db.query<Record<string, unknown>>(
-      text,
-      params.map((p) => (p === null ? null : String(p))),
-    );
-  }
+  const run = (db: PGlite, items: Parameters<typeof batch.call>[0]) => runCall(db, batch.call(items));
 
   it("calls the function with one jsonb parameter: each item's steps' values, null for a step skipped", () => {
     expect(

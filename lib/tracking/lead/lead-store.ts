@@ -429,15 +429,6 @@ export const leadWrite = keptPlanSequence({
 });
 
 /**
- * Writes what `decideLead` decided in ONE round trip and one statement. Race safety:
- * - a new customer relies on the unique (program, click) and (program, customer_key) constraints, so of two
- *   identical leads one commits and the other fails with 23505 and re-reads (`leadConflictConstraints`);
- * - promoting an existing `clicked` customer is guarded on that status;
- * - a provisional lead is guarded on no customer of its click or key having become a lead meanwhile.
- * `device` is the browser's (a lead sent with the program key comes from the brand's server: null).
- * Returns the id of the lead event written.
- */
-/**
  * A server lead's write through the isolate's group commit: those arriving while one is being written go
  * together as one call of `write_leads` (migration 0048), each in a subtransaction of its own.
  */
@@ -447,6 +438,15 @@ export const leadWriteSent = groupCommittedWrite<typeof leadWrite, { id: unknown
   what: "the lead's write",
 });
 
+/**
+ * Writes what `decideLead` decided in ONE round trip and one statement. Race safety:
+ * - a new customer relies on the unique (program, click) and (program, customer_key) constraints, so of two
+ *   identical leads one commits and the other fails with 23505 and re-reads (`leadConflictConstraints`);
+ * - promoting an existing `clicked` customer is guarded on that status;
+ * - a provisional lead is guarded on no customer of its click or key having become a lead meanwhile.
+ * `device` is the browser's (a lead sent with the program key comes from the brand's server: null).
+ * Returns the id of the lead event written.
+ */
 export async function writeLead(
   db: Database,
   write: LeadWrite,
