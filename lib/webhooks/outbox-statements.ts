@@ -1,8 +1,9 @@
-import { type Placeholder, type SQL, sql } from "drizzle-orm";
+import { type Placeholder, type SQL, type SQLWrapper, sql } from "drizzle-orm";
 import { alias } from "drizzle-orm/pg-core";
 import { commissions, refunds } from "../../schema/commissions.ts";
 import { leadEvents, saleEvents } from "../../schema/events.ts";
 import { referralLinks } from "../../schema/partners.ts";
+import { webhookEndpoints } from "../../schema/webhooks.ts";
 
 /**
  * The statements the use cases add to their OWN transaction (no extra round trip): each calls the database
@@ -11,6 +12,27 @@ import { referralLinks } from "../../schema/partners.ts";
  * its own failure so a webhook can never fail the change it reports. A program without endpoints pays one
  * indexed lookup. The cron then hands the deliveries to the queue (`dispatch-due.ts`).
  */
+
+const subscribedEndpoint = alias(webhookEndpoints, "subscribed_endpoint");
+
+/**
+ * `webhook_enqueue(...)` only when an enabled endpoint of the program takes the event, else 0: the call's
+ * arguments, the event's JSON above all, are otherwise built for nothing. The function asks the same
+ * itself (a program's endpoints may change between the two), so the answer is the same; what this saves is
+ * the payload and the call, about 20 to 35 µs of a sale's database time without endpoints (migration 0049).
+ */
+function enqueueWebhook(
+  programId: SQLWrapper,
+  type: string,
+  dedupeKey: SQL,
+  data: SQL,
+  at: string | Placeholder,
+): SQL {
+  const e = subscribedEndpoint;
+  return sql`case when exists (select 1 from ${webhookEndpoints} ${e}
+                      where ${e.programId} = ${programId} and ${e.enabled} and ${sql.raw(`'${type}'`)} = any(${e.events}))
+    then webhook_enqueue(${programId}, ${sql.raw(`'${type}'`)}, ${dedupeKey}, ${data}, ${at}::timestamptz) else 0 end`;
+}
 
 /** The sale as `s` (the callers' `saleKey` names it so), its commission `c`, a refund `r`, a lead `l`. */
 const s = alias(saleEvents, "s");
@@ -34,7 +56,7 @@ const commissionData = sql`jsonb_build_object(
 /** `sale.created` and, when the batch wrote one, `commission.created`; `saleKey` selects the sale as `s`. */
 export function saleWebhooksStatement(saleKey: SQL, at: string | Placeholder): SQL {
   return sql`
-    select webhook_enqueue(${s.programId}, 'sale.created', 'sale.created:' || ${s.id}, ${saleData}, ${at}::timestamptz)
+    select ${enqueueWebhook(s.programId, "sale.created", sql`'sale.created:' || ${s.id}`, saleData, at)}
     from ${saleEvents} ${s} where ${saleKey}
     union all
     ${commissionCreatedWebhookStatement(saleKey, at)}`;
@@ -46,20 +68,21 @@ export function saleWebhooksStatement(saleKey: SQL, at: string | Placeholder): S
  */
 export function commissionCreatedWebhookStatement(saleKey: SQL, at: string | Placeholder): SQL {
   return sql`
-    select webhook_enqueue(${c.programId}, 'commission.created', 'commission.created:' || ${c.id}, ${commissionData},
-                           ${at}::timestamptz)
+    select ${enqueueWebhook(c.programId, "commission.created", sql`'commission.created:' || ${c.id}`, commissionData, at)}
     from ${saleEvents} ${s} join ${commissions} ${c} on ${c.saleId} = ${s.id} where ${saleKey}`;
 }
 
 /**
- * The `webhook_enqueue` call of `lead.created` for the lead row `l`: a row of the table, or the lead event's
- * insert returning its row under the name `l` (the lead's kept-plan insert, `lib/tracking/lead/lead-store.ts`).
+ * The `webhook_enqueue` call of `lead.created` for the lead row `l` (`enqueueWebhook`): a row of the table, or
+ * the lead event's insert returning its row under the name `l` (the lead's kept-plan insert,
+ * `lib/tracking/lead/lead-store.ts`).
  */
 export function leadCreatedWebhook(at: string | Placeholder): SQL {
-  return sql`webhook_enqueue(${l.programId}, 'lead.created', 'lead.created:' || ${l.id}, jsonb_build_object(
+  const data = sql`jsonb_build_object(
              'lead_id', ${l.id}, 'program_id', ${l.programId}, 'partner_id', ${l.partnerId}, 'customer_id', ${l.customerId},
              'click_id', ${l.clickId}, 'customer_key', ${l.customerKey}, 'event_name', ${l.eventName},
-             'provisional', ${l.provisional}, 'is_test', ${l.isTest}, 'created_at', ${l.createdAt}), ${at}::timestamptz)`;
+             'provisional', ${l.provisional}, 'is_test', ${l.isTest}, 'created_at', ${l.createdAt})`;
+  return enqueueWebhook(l.programId, "lead.created", sql`'lead.created:' || ${l.id}`, data, at);
 }
 
 /** `commission.updated` after a refund or reversal, with the refund's amounts; `refundRow` is its id. */
@@ -69,11 +92,15 @@ export function commissionRefundedWebhookStatement(
   at: string | Placeholder,
 ): SQL {
   return sql`
-    select webhook_enqueue(${c.programId}, 'commission.updated', 'commission.updated:refund:' || ${r.id},
-             ${commissionData} || jsonb_build_object('reason', ${r.reason}, 'refund', jsonb_build_object(
+    select ${enqueueWebhook(
+      c.programId,
+      "commission.updated",
+      sql`'commission.updated:refund:' || ${r.id}`,
+      sql`${commissionData} || jsonb_build_object('reason', ${r.reason}, 'refund', jsonb_build_object(
                'refund_id', ${r.refundId}, 'amount_cents', ${r.amountCents},
-               'refunded_total_cents', ${r.refundedTotalCents}, 'deduction_cents', ${r.deductionCents})),
-             ${at}::timestamptz)
+               'refunded_total_cents', ${r.refundedTotalCents}, 'deduction_cents', ${r.deductionCents}))`,
+      at,
+    )}
     from ${commissions} ${c}, ${refunds} ${r} where ${c.id} = ${commissionId}::bigint and ${r.id} = ${refundRow}`;
 }
 
@@ -83,16 +110,26 @@ export function commissionRefundedWebhookStatement(
  */
 export function commissionReviewRejectedWebhookStatement(commissionId: SQL, at: string): SQL {
   return sql`
-    select webhook_enqueue(${c.programId}, 'commission.updated', 'commission.updated:review:' || ${c.id},
-             ${commissionData} || jsonb_build_object('reason', 'fraud_review', 'refund', null), ${at}::timestamptz)
+    select ${enqueueWebhook(
+      c.programId,
+      "commission.updated",
+      sql`'commission.updated:review:' || ${c.id}`,
+      sql`${commissionData} || jsonb_build_object('reason', 'fraud_review', 'refund', null)`,
+      at,
+    )}
     from ${commissions} ${c} where ${c.id} = ${commissionId}`;
 }
 
 /** `commission.approved` when its hold ended (the approval job's transaction). */
 export function commissionApprovedWebhookStatement(commissionId: SQL, at: string): SQL {
   return sql`
-    select webhook_enqueue(${c.programId}, 'commission.approved', 'commission.approved:' || ${c.id},
-             ${commissionData} || jsonb_build_object('approved_at', ${at}::timestamptz), ${at}::timestamptz)
+    select ${enqueueWebhook(
+      c.programId,
+      "commission.approved",
+      sql`'commission.approved:' || ${c.id}`,
+      sql`${commissionData} || jsonb_build_object('approved_at', ${at}::timestamptz)`,
+      at,
+    )}
     from ${commissions} ${c} where ${c.id} = ${commissionId}`;
 }
 
@@ -101,8 +138,13 @@ export function commissionApprovedWebhookStatement(commissionId: SQL, at: string
  * `link.disabled` when this change turned the link off.
  */
 export function linkDisabledWebhookColumn(at: string): SQL {
-  return sql`case when l.was_active and not ${link.isActive} then webhook_enqueue(${link.programId}, 'link.disabled',
-    'link.disabled:' || ${link.id} || ':' || ${at}, jsonb_build_object('link_id', ${link.id}, 'program_id', ${link.programId},
-    'partner_id', ${link.partnerId}, 'short_link', ${link.shortLink}, 'disabled_at', ${link.disabledAt}), ${at}::timestamptz)
-    end as webhooks_enqueued`;
+  const data = sql`jsonb_build_object('link_id', ${link.id}, 'program_id', ${link.programId},
+    'partner_id', ${link.partnerId}, 'short_link', ${link.shortLink}, 'disabled_at', ${link.disabledAt})`;
+  return sql`case when l.was_active and not ${link.isActive} then ${enqueueWebhook(
+    link.programId,
+    "link.disabled",
+    sql`'link.disabled:' || ${link.id} || ':' || ${at}`,
+    data,
+    at,
+  )} end as webhooks_enqueued`;
 }

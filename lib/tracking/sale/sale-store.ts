@@ -412,12 +412,20 @@ const SALE_VALUES = [
   "now",
 ] as const;
 
+/**
+ * The sale's row and, in the same statement, its own id in the ids index already linked to it: written
+ * once, where the claim wrote it unlinked and the link then rewrote it (every index of the row written twice,
+ * migration 0049). An id already there (an alias kept unlinked, or a concurrent writer's, waited for) is left
+ * to the link, whose guard then sees it.
+ */
 function saleInsertStatement(
   v: { [Name in (typeof SALE_VALUES)[number]]: Placeholder },
   customerId: SQL,
 ): SQL {
   const t = saleEvents;
+  const ids = paymentAliases;
   return sql`
+    with sale as (
     insert into ${t}
       (${columnList(
         t.processorEventId,
@@ -448,7 +456,13 @@ function saleInsertStatement(
        ${v.lineItems}::jsonb, ${v.isRecurring}::boolean,
        ${v.subscriptionId}::text, ${v.subscriptionInterval}::text, ${v.productId}::text,
        ${v.occurredAt}::timestamptz, ${v.provider}::text, ${v.providerPaymentId}::text,
-       ${v.livemode}::boolean, ${v.source}, ${v.needsCommission}::boolean, ${v.isTest}::boolean, ${v.now}::timestamptz)`;
+       ${v.livemode}::boolean, ${v.source}, ${v.needsCommission}::boolean, ${v.isTest}::boolean, ${v.now}::timestamptz)
+      returning ${columnList(t.id, t.programId, t.idNamespace, t.processorEventId)})
+    insert into ${ids} (${columnList(ids.programId, ids.namespace, ids.alias, ids.paymentId, ids.saleId)})
+    select ${columnName(t.programId)}, ${columnName(t.idNamespace)}, ${columnName(t.processorEventId)},
+           ${columnName(t.processorEventId)}, ${columnName(t.id)}
+    from sale
+    on conflict (${columnName(ids.namespace)}, ${columnName(ids.alias)}) do nothing`;
 }
 
 /** Each sale value's PostgreSQL type, as the insert functions declare their parameters. */
@@ -596,10 +610,12 @@ function idArray(ids: Placeholder): SQL {
 }
 
 /**
- * Every id of the payment (`ids`, a JSON array of text) into the one ids index, not linked yet, FIRST in the
- * transaction: a concurrent writer of one of these ids (a sale, or a provider alias) waits here for the other
- * to commit, and then fails the guard of `saleLinkAndFinish`. An id already there (an alias kept unlinked) is
- * left as it is, and linked there. A PL/pgSQL function (`keptPlanStatement`, migration 0037).
+ * The payment's other ids (`ids`, a JSON array of text, but for the sale's own id `paymentId`, which the sale's
+ * insert writes linked) into the one ids index, not linked yet, FIRST in the transaction: a concurrent writer
+ * of one of these ids (a sale, or a provider alias) waits here for the other to commit, and then fails the
+ * guard of `saleLinkAndFinish`. An id already there (an alias kept unlinked) is left as it is, and linked
+ * there. Two writers of the sale's own id meet at the sale's unique index. A PL/pgSQL function
+ * (`keptPlanStatement`, migrations 0037 and 0049).
  */
 export const paymentIdsClaim = keptPlanStatement({
   functionName: "claim_payment_ids",
@@ -613,16 +629,18 @@ export const paymentIdsClaim = keptPlanStatement({
                         ${columnName(t.paymentId)}, ${columnName(t.saleId)})
       select ${v.programId}::int, ${v.namespace}::text, id.alias, ${v.paymentId}::text, null::bigint
       from json_array_elements_text(${v.ids}::json) id(alias)
+      where id.alias <> ${v.paymentId}::text
       on conflict (${columnName(t.namespace)}, ${columnName(t.alias)}) do nothing`;
   },
 });
 
 /**
- * The sale write's last statement (a PL/pgSQL function, `keptPlanStatement`, migration 0037):
+ * The sale write's last statement (a PL/pgSQL function, `keptPlanStatement`, migrations 0037 and 0049):
  *
  * - The payment's ids (and aliases recorded unlinked before this sale existed) now point to the sale,
- *   guarded: every row naming one of the ids must be one this statement linked. A row linked to a sale
- *   already (written since the read) fails the guard, and so does one another transaction linked while this
+ *   guarded: every row naming one of the ids must be the sale's own (its id, which its insert wrote linked) or
+ *   one this statement linked. A row linked to another sale (written since the read, or by a concurrent writer
+ *   the insert or the claim waited for) fails the guard, and so does one another transaction linked while this
  *   one waited for its row lock (the update skips it; `matching`, read before the wait, still holds it): the
  *   batch aborts and the retry's read answers the duplicate. The rows are found by one lookup per index, not
  *   by one `or` of both: the generic plan of the `or` read every row of the namespace (EXPLAIN on the bench
@@ -653,19 +671,20 @@ export const saleLinkAndFinish = keptPlanStatement({
     const sale = saleKeyOf(v.processorEventId, v.namespace);
     return sql`
       with matching as (
-        select ${a.id} from ${paymentAliases} ${a}
+        select ${a.id}, ${a.saleId} from ${paymentAliases} ${a}
         where ${a.namespace} = ${v.namespace}::text and ${a.alias} = any(${idArray(v.ids)})
         union
-        select ${a.id} from ${paymentAliases} ${a}
+        select ${a.id}, ${a.saleId} from ${paymentAliases} ${a}
         where ${a.namespace} = ${v.namespace}::text and ${a.paymentId} = any(${idArray(v.ids)})),
       linked_now as (
         update ${t}
         set ${columnName(t.saleId)} = (select ${s.id} from ${saleEvents} ${s} where ${sale})
-        where ${t.id} = any(array(select id from matching)) and ${t.saleId} is null
+        where ${t.id} = any(array(select id from matching where sale_id is null)) and ${t.saleId} is null
         returning ${t.id})
       select ${s.id} as sale_id, ${commissions.id} as commission_id,
              guard(not exists (select 1 from matching
-                               where not exists (select 1 from linked_now where linked_now.id = matching.id)),
+                               where matching.sale_id is distinct from ${s.id}
+                                 and not exists (select 1 from linked_now where linked_now.id = matching.id)),
                    'payment recorded meanwhile') as linked,
              (select count(*)::int from (${saleWebhooksStatement(sale, v.at)}) w) as enqueued
       from ${saleEvents} ${s} left join ${commissions} on ${commissions.saleId} = ${s.id}
