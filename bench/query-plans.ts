@@ -48,6 +48,13 @@ const existingData = process.env.PLANS_DATA === "existing";
 /** With existing data: a sequential scan of a table this big (estimated rows) fails the check. */
 const bigTableRows = 10_000;
 
+/**
+ * Tables whose rows of one program are settings its brand makes by hand, not events: all of a program's rows
+ * are what a lookup by `program_id` reads, and they stay a handful however hot the program. The webhook
+ * endpoints a change's webhook looks for (`enqueueWebhook`, and `webhook_enqueue` itself since 0017).
+ */
+const programSettingsTables = new Set(["webhook_endpoints"]);
+
 /** The call of each kept-plan statement, and the statement its function runs. */
 const keptPlanBodies = new Map(
   keptPlanStatements.map((statement) => [statement.callText(), statement.body()]),
@@ -277,14 +284,20 @@ function boundColumns(cond: string): string[] {
 /**
  * Why an index scan does not find its rows by the index, or null when it does: no condition (the index is
  * walked whole), a condition that does not bind the index's leading column (the same), or one that binds
- * only `program_id` (every row of a hot program is read to find one).
+ * only `program_id` on an events table (every row of a hot program is read to find one).
  */
-function unindexedReason(index: string, cond: string | undefined, leading: LeadingColumns): string | null {
+function unindexedReason(
+  table: string | undefined,
+  index: string,
+  cond: string | undefined,
+  leading: LeadingColumns,
+): string | null {
   if (cond === undefined) return "whole index";
   const bound = boundColumns(cond);
   const first = leading.get(index);
   if (first && !bound.includes(first)) return `leading column ${first} not bound`;
-  if (bound.length > 0 && bound.every((c) => c === "program_id")) return "only program_id bound";
+  const onlyProgram = bound.length > 0 && bound.every((c) => c === "program_id");
+  if (onlyProgram && !(table && programSettingsTables.has(table))) return "only program_id bound";
   return null;
 }
 
@@ -313,7 +326,7 @@ function scansOf(node: PlanNode, leading: LeadingColumns, rows: TableRows | null
     });
   } else if (node["Index Name"]) {
     const cond = node["Index Cond"];
-    const found = unindexedReason(node["Index Name"], cond, leading);
+    const found = unindexedReason(relation, node["Index Name"], cond, leading);
     // With existing data, walking a small table's index whole is as cheap as a lookup (like its Seq Scan).
     const size = rows && relation ? (rows.get(relation) ?? 0) : null;
     const reason = found && (size === null || size > bigTableRows) ? found : null;
