@@ -15,8 +15,8 @@ export function paymentNamespace(isTest: boolean, programId: number): PaymentNam
 }
 
 /**
- * The unique index of a sale's id within its namespace. The ids index (`payment_aliases`) is written first in
- * the sale's transaction, so two writers of one id usually meet there (a guard failure); they meet here only
- * when an alias kept unlinked already held the id. Either way the attempt is re-run and its read answers.
+ * The unique index of a sale's id within its namespace: two writers of one sale id meet here (the sale's insert
+ * writes the id into the ids index after its row, migration 0049); two sales sharing another id of the payment
+ * meet at the ids index, claimed first (a guard failure). Either way the attempt is re-run and its read answers.
  */
 export const saleIdConstraint = saleIdUniqueIndex;

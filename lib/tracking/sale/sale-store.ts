@@ -694,8 +694,9 @@ export const saleLinkAndFinish = keptPlanStatement({
 
 /**
  * The sale write's statements as ONE statement (`keptPlanSequence`, migration 0041), in this order: the
- * payment's ids claimed, the customer created or converted, its click's provisional leads settled, the sale,
- * its commission and credit, and the ids linked with the webhooks. Up to seven statements of a batch before.
+ * payment's other ids claimed, the customer created or converted, its click's provisional leads settled, the
+ * sale with its own id, its commission and credit, and the ids linked with the webhooks. Up to seven statements
+ * of a batch before.
  */
 export const saleWrite = keptPlanSequence({
   functionName: "write_sale",
