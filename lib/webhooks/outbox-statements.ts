@@ -4,6 +4,7 @@ import { commissions, refunds } from "../../schema/commissions.ts";
 import { leadEvents, saleEvents } from "../../schema/events.ts";
 import { referralLinks } from "../../schema/partners.ts";
 import { webhookEndpoints } from "../../schema/webhooks.ts";
+import type { WebhookEventType } from "./event-types.ts";
 
 /**
  * The statements the use cases add to their OWN transaction (no extra round trip): each calls the database
@@ -23,15 +24,18 @@ const subscribedEndpoint = alias(webhookEndpoints, "subscribed_endpoint");
  */
 function enqueueWebhook(
   programId: SQLWrapper,
-  type: string,
+  type: WebhookEventType,
   dedupeKey: SQL,
   data: SQL,
   at: string | Placeholder,
 ): SQL {
   const e = subscribedEndpoint;
+  // The type is one of the service's own names (letters and dots), written into the statement as a literal so
+  // that the kept-plan functions' text stays what their migration holds.
+  const typeLiteral = sql.raw(`'${type}'`);
   return sql`case when exists (select 1 from ${webhookEndpoints} ${e}
-                      where ${e.programId} = ${programId} and ${e.enabled} and ${sql.raw(`'${type}'`)} = any(${e.events}))
-    then webhook_enqueue(${programId}, ${sql.raw(`'${type}'`)}, ${dedupeKey}, ${data}, ${at}::timestamptz) else 0 end`;
+                      where ${e.programId} = ${programId} and ${e.enabled} and ${typeLiteral} = any(${e.events}))
+    then webhook_enqueue(${programId}, ${typeLiteral}, ${dedupeKey}, ${data}, ${at}::timestamptz) else 0 end`;
 }
 
 /** The sale as `s` (the callers' `saleKey` names it so), its commission `c`, a refund `r`, a lead `l`. */
