@@ -42,9 +42,17 @@ export function isGuardFailure(error: unknown): boolean {
 }
 
 /**
+ * SQLSTATEs of a transaction PostgreSQL rolled back because of another: a deadlock it broke (`40P01`) or a
+ * serialization failure (`40001`). Nothing of it was kept, so the attempt may run again.
+ */
+const ROLLED_BACK_FOR_ANOTHER = new Set(["40P01", "40001"]);
+
+/**
  * Read-decide-write with optimistic concurrency: re-runs the whole attempt when its write batch hit a
- * guard or one of the named unique constraints (a concurrent request got there first), a bounded number of
- * times, with a short jittered pause. The next read sees the winner's state and decides accordingly.
+ * guard or one of the named unique constraints (a concurrent request got there first), or was rolled back to
+ * end a deadlock or a serialization failure (two writers that waited on each other: a sale and a provider
+ * event sharing a customer and an id, say), a bounded number of times, with a short jittered pause. The next
+ * read sees the winner's state and decides accordingly.
  */
 export async function withConflictRetry<T>(
   attempt: () => Promise<T>,
@@ -58,6 +66,7 @@ export async function withConflictRetry<T>(
       const pg = pgErrorOf(error);
       const retriable =
         isGuardFailure(error) ||
+        ROLLED_BACK_FOR_ANOTHER.has(pg?.code ?? "") ||
         (pg?.code === "23505" &&
           pg.constraint !== undefined &&
           options.retryOnConstraints?.includes(pg.constraint));

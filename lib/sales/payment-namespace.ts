@@ -15,8 +15,9 @@ export function paymentNamespace(isTest: boolean, programId: number): PaymentNam
 }
 
 /**
- * The unique index of a sale's id within its namespace: two writers of one sale id meet here (the sale's insert
- * writes the id into the ids index after its row, migration 0049); two sales sharing another id of the payment
- * meet at the ids index, claimed first (a guard failure). Either way the attempt is re-run and its read answers.
+ * The unique index of a sale's id within its namespace: two sales of one id meet here (the sale's insert writes
+ * the id into the ids index after its row, migration 0049). Two sales sharing a provider's alias meet at the ids
+ * index, claimed first; a sale whose own id is another's alias meets it at its own insert of the id. Either way
+ * the later one's guard or this index fails it, and the attempt is re-run and its read answers.
  */
 export const saleIdConstraint = saleIdUniqueIndex;

@@ -12,7 +12,7 @@ function writeSale(
   programId: number,
   paymentId: string,
   ids: string[],
-  hold: { afterClaim: number; beforeCommit: number },
+  hold: { afterClaim: number; beforeCommit: number; rollBack?: boolean },
 ) {
   const payment = { namespace: "live", ids: JSON.stringify(ids) };
   const now = new Date().toISOString();
@@ -45,6 +45,8 @@ function writeSale(
     ),
     db.execute(saleLinkAndFinish.call({ ...payment, processorEventId: paymentId, at: now })),
     db.execute(sql`select pg_sleep(${hold.beforeCommit}::float8)`),
+    // A failing last statement rolls the whole write back, as a failure after its claim would.
+    db.execute(hold.rollBack ? sql`select 1 / 0` : sql`select 1`),
   ]);
 }
 
@@ -96,5 +98,56 @@ describe("two sales of one payment linking the same id at once (PostgreSQL)", ()
     await expect(firstWrite).rejects.toThrow("guard failed: payment recorded meanwhile");
     expect((await salesOf(p.programId)).map((s) => s.processorEventId)).toEqual([second]);
     expect(await linkedAliases()).toEqual([second, shared].sort());
+  });
+});
+
+/**
+ * Migration 0049: a sale writes its own id into the ids index with its row, after its claim. Another sale's
+ * claim may hold that id (as an alias of its payment) uncommitted: the insert waits for it.
+ */
+describe("a sale whose own id another sale's write holds as an alias (PostgreSQL)", () => {
+  async function aliasOfOther() {
+    const p = await createProgram();
+    const [other, own] = [txn(), txn()];
+    const aliasesOf = async () =>
+      (
+        await db.execute<{ alias: string; sale_id: string | null }>(sql`
+          select alias, sale_id from payment_aliases where program_id = ${p.programId} order by alias`)
+      ).rows;
+    return { p, other, own, aliasesOf };
+  }
+
+  it("the other commits: this sale's insert waits for it, then the link's guard fails it", async () => {
+    const { p, other, own, aliasesOf } = await aliasOfOther();
+    // other: claims [other, own] at 0, commits at about 0.4; this: its insert of own at 0.2 waits for it.
+    const otherWrite = writeSale(p.programId, other, [other, own], { afterClaim: 0.4, beforeCommit: 0 });
+    await sleep(0.2);
+    const thisWrite = writeSale(p.programId, own, [own], { afterClaim: 0, beforeCommit: 0 });
+
+    await expect(otherWrite).resolves.toBeDefined();
+    await expect(thisWrite).rejects.toThrow("guard failed: payment recorded meanwhile");
+    const [otherSale] = await salesOf(p.programId);
+    expect(otherSale?.processorEventId).toBe(other);
+    expect(await aliasesOf()).toEqual(
+      [other, own].sort().map((alias) => ({ alias, sale_id: String(otherSale?.id) })),
+    );
+  });
+
+  it("the other rolls back: this sale's insert, having waited, writes its id linked to it", async () => {
+    const { p, other, own, aliasesOf } = await aliasOfOther();
+    const otherWrite = writeSale(p.programId, other, [other, own], {
+      afterClaim: 0.4,
+      beforeCommit: 0,
+      rollBack: true,
+    });
+    await sleep(0.2);
+    const thisWrite = writeSale(p.programId, own, [own], { afterClaim: 0, beforeCommit: 0 });
+
+    await expect(otherWrite).rejects.toThrow("division by zero");
+    await expect(thisWrite).resolves.toBeDefined();
+    const [thisSale, ...more] = await salesOf(p.programId);
+    expect(more).toEqual([]);
+    expect(thisSale?.processorEventId).toBe(own);
+    expect(await aliasesOf()).toEqual([{ alias: own, sale_id: String(thisSale?.id) }]);
   });
 });

@@ -612,10 +612,10 @@ function idArray(ids: Placeholder): SQL {
 /**
  * The payment's other ids (`ids`, a JSON array of text, but for the sale's own id `paymentId`, which the sale's
  * insert writes linked) into the one ids index, not linked yet, FIRST in the transaction: a concurrent writer
- * of one of these ids (a sale, or a provider alias) waits here for the other to commit, and then fails the
- * guard of `saleLinkAndFinish`. An id already there (an alias kept unlinked) is left as it is, and linked
- * there. Two writers of the sale's own id meet at the sale's unique index. A PL/pgSQL function
- * (`keptPlanStatement`, migrations 0037 and 0049).
+ * of one of these ids as an alias waits here for the other to commit, and then fails the guard of
+ * `saleLinkAndFinish`; one writing it as its own sale id waits at its insert instead. An id already there (an
+ * alias kept unlinked) is left as it is, and linked there. Two sales of one id meet at the sale's unique
+ * index. A PL/pgSQL function (`keptPlanStatement`, migrations 0037 and 0049).
  */
 export const paymentIdsClaim = keptPlanStatement({
   functionName: "claim_payment_ids",
