@@ -2,7 +2,7 @@ import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { paymentIdsClaim, saleInserts, saleLinkAndFinish } from "../../lib/tracking/sale/sale-store.ts";
 import { createProgram, db } from "./harness.ts";
-import { salesOf, txn } from "./sale-harness.ts";
+import { liveSaleValues, salesOf, txn } from "./sale-harness.ts";
 
 /**
  * The ids statements of a sale's write (claim, sale row, link with its guard), as `writeSale` sends them, in
@@ -19,30 +19,7 @@ function writeSale(
   return db.batch([
     db.execute(paymentIdsClaim.call({ ...payment, programId, paymentId })),
     db.execute(sql`select pg_sleep(${hold.afterClaim}::float8)`),
-    db.execute(
-      saleInserts.none.call({
-        processorEventId: paymentId,
-        programId,
-        partnerId: null,
-        amountCents: 1000,
-        taxCents: 0,
-        currency: "USD",
-        saleType: "payment",
-        lineItems: null,
-        isRecurring: false,
-        subscriptionId: null,
-        subscriptionInterval: null,
-        productId: null,
-        occurredAt: null,
-        provider: null,
-        providerPaymentId: null,
-        livemode: true,
-        source: "api",
-        needsCommission: false,
-        isTest: false,
-        now,
-      }),
-    ),
+    db.execute(saleInserts.none.call(liveSaleValues(programId, paymentId, now))),
     db.execute(saleLinkAndFinish.call({ ...payment, processorEventId: paymentId, at: now })),
     db.execute(sql`select pg_sleep(${hold.beforeCommit}::float8)`),
     // A failing last statement rolls the whole write back, as a failure after its claim would.

@@ -2,7 +2,7 @@ import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { paymentIdsClaim, saleInserts } from "../../lib/tracking/sale/sale-store.ts";
 import { createProgram, db, type ProgramFixture, postJson } from "./harness.ts";
-import { click, commissionsOf, sale, salesOf, txn } from "./sale-harness.ts";
+import { click, commissionsOf, liveSaleValues, sale, salesOf, txn } from "./sale-harness.ts";
 
 /** Issue 9 defect 1 and section 2: one id namespace for live sales, one per program for test sales. */
 describe("payment id namespaces", () => {
@@ -113,28 +113,6 @@ describe("payment id namespaces", () => {
  * writes only the payment's other ids, unlinked, for the link to link.
  */
 describe("the sale write's ids statements", () => {
-  const saleValues = (programId: number, processorEventId: string) => ({
-    processorEventId,
-    programId,
-    partnerId: null,
-    amountCents: 1000,
-    taxCents: 0,
-    currency: "USD",
-    saleType: "payment",
-    lineItems: null,
-    isRecurring: false,
-    subscriptionId: null,
-    subscriptionInterval: null,
-    productId: null,
-    occurredAt: null,
-    provider: null,
-    providerPaymentId: null,
-    livemode: true,
-    source: "api",
-    needsCommission: false,
-    isTest: false,
-    now: new Date().toISOString(),
-  });
   const idsRows = (programId: number) =>
     db.execute<{ alias: string; payment_id: string; sale_id: string | null }>(sql`
       select alias, payment_id, sale_id from payment_aliases where program_id = ${programId} order by alias`);
@@ -156,7 +134,7 @@ describe("the sale write's ids statements", () => {
   it("the sale's insert writes its own id linked to it; an id already there is left to the link", async () => {
     const p = await createProgram();
     const id = txn();
-    await db.execute(saleInserts.none.call(saleValues(p.programId, id)));
+    await db.execute(saleInserts.none.call(liveSaleValues(p.programId, id)));
     const [saleRow] = await salesOf(p.programId);
     expect((await idsRows(p.programId)).rows).toEqual([
       { alias: id, payment_id: id, sale_id: String(saleRow?.id) },
@@ -166,7 +144,7 @@ describe("the sale write's ids statements", () => {
     await db.execute(sql`
       insert into payment_aliases (program_id, namespace, alias, payment_id, sale_id)
       values (${p.programId}, 'live', ${kept}, 'in_other', null)`);
-    await db.execute(saleInserts.none.call(saleValues(p.programId, kept)));
+    await db.execute(saleInserts.none.call(liveSaleValues(p.programId, kept)));
     expect((await idsRows(p.programId)).rows).toContainEqual({
       alias: kept,
       payment_id: "in_other",

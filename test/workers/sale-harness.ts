@@ -8,6 +8,32 @@ export function txn(): string {
   return unique("txn");
 }
 
+/** The values of a live API sale of 10.00 USD without partner or customer, for the sale inserts called alone. */
+export function liveSaleValues(programId: number, processorEventId: string, now = new Date().toISOString()) {
+  return {
+    processorEventId,
+    programId,
+    partnerId: null,
+    amountCents: 1000,
+    taxCents: 0,
+    currency: "USD",
+    saleType: "payment",
+    lineItems: null,
+    isRecurring: false,
+    subscriptionId: null,
+    subscriptionInterval: null,
+    productId: null,
+    occurredAt: null,
+    provider: null,
+    providerPaymentId: null,
+    livemode: true,
+    source: "api",
+    needsCommission: false,
+    isTest: false,
+    now,
+  };
+}
+
 export async function click(p: ProgramFixture, link = p.links[0]): Promise<string> {
   const response = await postJson("/api/v1/track/click", {
     affiliate_url: `https://shop.example/?aff=${link}`,
