@@ -83,8 +83,9 @@ describe("preparedSql", () => {
     );
     const body = leadEventInserts.none.body();
     expect(body).toMatch(/^with l as \(\s*insert into "affiliate_lead_events"/);
+    // The webhook is enqueued only when an endpoint of the program takes `lead.created` (migration 0049).
     expect(body).toMatch(
-      /returning \*\)\s*select "l"\."id" as id, webhook_enqueue\("l"\."program_id", 'lead\.created'/,
+      /returning \*\)\s*select "l"\."id" as id, case when exists \(select 1 from "webhook_endpoints" "subscribed_endpoint"\s+where "subscribed_endpoint"\."program_id" = "l"\."program_id" and "subscribed_endpoint"\."enabled" and 'lead\.created' = any\("subscribed_endpoint"\."events"\)\)\s*then webhook_enqueue\("l"\."program_id", 'lead\.created'/,
     );
     expect(body).not.toContain("currval");
   });
