@@ -41,11 +41,15 @@ export function isGuardFailure(error: unknown): boolean {
   return pg?.code === "P0001" && pg.message.startsWith("guard failed");
 }
 
-/**
- * SQLSTATEs of a transaction PostgreSQL rolled back because of another: a deadlock it broke (`40P01`) or a
- * serialization failure (`40001`). Nothing of it was kept, so the attempt may run again.
- */
 const ROLLED_BACK_FOR_ANOTHER = new Set(["40P01", "40001"]);
+
+/**
+ * A SQLSTATE with which PostgreSQL rolled a transaction (or a write batch's item) back because of another: a
+ * deadlock it broke (`40P01`) or a serialization failure (`40001`). Nothing of it was kept, so it may run again.
+ */
+export function isRolledBackForAnother(code: string | undefined): boolean {
+  return code !== undefined && ROLLED_BACK_FOR_ANOTHER.has(code);
+}
 
 /**
  * Read-decide-write with optimistic concurrency: re-runs the whole attempt when its write batch hit a
@@ -66,7 +70,7 @@ export async function withConflictRetry<T>(
       const pg = pgErrorOf(error);
       const retriable =
         isGuardFailure(error) ||
-        ROLLED_BACK_FOR_ANOTHER.has(pg?.code ?? "") ||
+        isRolledBackForAnother(pg?.code) ||
         (pg?.code === "23505" &&
           pg.constraint !== undefined &&
           options.retryOnConstraints?.includes(pg.constraint));

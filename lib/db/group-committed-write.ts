@@ -1,5 +1,5 @@
 import type { Database } from "./client.ts";
-import { pgErrorOf } from "./errors.ts";
+import { isRolledBackForAnother, pgErrorOf } from "./errors.ts";
 import { groupCommitPerDatabase, type Sending } from "./group-committed-statement.ts";
 import type { KeptPlanStatement } from "./kept-plan.ts";
 import type { KeptPlanSequence, SequenceValues } from "./kept-plan-sequence.ts";
@@ -27,13 +27,6 @@ export class BatchedWriteError extends Error {
 
 /** The most writes one batch takes: each runs in a subtransaction, and PostgreSQL keeps 64 per backend cached. */
 const MAX_PER_BATCH = 16;
-
-/**
- * SQLSTATEs with which PostgreSQL rolls a write back to end a conflict between transactions (a deadlock, a
- * serialization failure): in a batch, likelier than alone (a batch holds every item's locks until it
- * commits), and a write so rolled back is sent again, alone.
- */
-const ROLLED_BACK_BY_A_CONFLICT = new Set(["40P01", "40001"]);
 
 interface Item<Values> {
   values: Values;
@@ -111,7 +104,9 @@ export function groupCommittedWrite<const Sequence extends AnySequence, Row>(spe
     abandonAfterMs: 10_000,
     // Refused whole by the database: rolled back, so each may go again alone. Anything else: unknown.
     resendAloneAfter: (error) => pgErrorOf(error)?.code !== undefined,
-    resendAloneIf: (outcome) => "failed" in outcome && ROLLED_BACK_BY_A_CONFLICT.has(outcome.failed.code),
+    // Rolled back to end a deadlock or a serialization failure: likelier in a batch than alone (a batch holds
+    // every item's locks until it commits), so the write is sent again, alone.
+    resendAloneIf: (outcome) => "failed" in outcome && isRolledBackForAnother(outcome.failed.code),
   }));
 
   const send = async (
