@@ -4,7 +4,9 @@
  * scenario with autocannon for a bounded time right after its floor (one or two `select 1` round trips,
  * bench/floor-worker.ts), prints the figures and the ratios, stops everything and removes the temp folder.
  *
- * Environment: BENCH_SECONDS (default 10), BENCH_CONNECTIONS (default 10), DATABASE_URL (optional).
+ * Environment: BENCH_SECONDS (default 10), BENCH_CONNECTIONS (default 10), BENCH_ROUNDS (default 3: each
+ * scenario and its floor measured that many times, alternating, and the round of the median ratio reported),
+ * DATABASE_URL (optional).
  *
  * `--profile` (`npm run bench:profile`) also takes a CPU profile of the worker serving each scenario in
  * workerd over its measured run (bench/cpu-profile.ts), prints its self time per module and per function, and
@@ -349,6 +351,7 @@ interface Figures {
 
 const seconds = positiveNumber("BENCH_SECONDS", 10);
 const connections = positiveNumber("BENCH_CONNECTIONS", 10);
+const rounds = positiveInteger("BENCH_ROUNDS", 3);
 const profiling = process.argv.includes("--profile");
 const selected = process.argv.slice(2).filter((arg) => arg !== "--profile");
 // By default every endpoint, each after its own floor (floors alone only when named).
@@ -423,15 +426,19 @@ try {
     stack,
     demo,
     scenarios.some((s) => s.name === "refund"),
-    // Above any rate this machine reaches, for the warm-up and the measured run.
-    scenarios.some((s) => s.name === "lead-server") ? (seconds + 5) * 3_000 : 0,
+    // Above any rate this machine reaches, for each round's warm-up and measured run.
+    scenarios.some((s) => s.name === "lead-server") ? (seconds + 5) * 3_000 * rounds : 0,
   );
   const results: Figures[] = [];
   // Each scenario is measured right after its own floor: on a machine shared with other work the load drifts
-  // over a run, and a floor measured minutes earlier would make the ratio measure the drift.
+  // over a run, and a floor measured minutes earlier would make the ratio measure the drift. The pair runs
+  // `rounds` times in a row, so one burst of other work moves one round, not the reported ratio.
   const runs = scenarios.flatMap((scenario) => {
     const floor = SCENARIOS.find((s) => s.name === scenario.floor);
-    return floor ? [{ ...floor, name: `${floor.name} (${scenario.name})` }, scenario] : [scenario];
+    return Array.from({ length: rounds }, (_, i) => [
+      ...(floor ? [{ ...floor, name: runName(`${floor.name} (${scenario.name})`, i) }] : []),
+      { ...scenario, name: runName(scenario.name, i) },
+    ]).flat();
   });
   for (const scenario of runs) {
     if (scenario.afterMinuteCron) await stack.triggerScheduled(undefined, "* * * * *");
@@ -626,23 +633,49 @@ function failures(f: Figures): string {
   return f.non2xx > 0 ? ` (${f.non2xx} failed)` : "";
 }
 
+/** A run's name: the scenario's, and its round when there are several (`sale #2`). */
+function runName(name: string, round: number): string {
+  return rounds > 1 ? `${name} #${round + 1}` : name;
+}
+
 /**
  * Each scenario beside its floor: requests/s and p50 / p99, the throughput ratio (of the requests answered
- * with the expected status) and p99 / p50.
+ * with the expected status) and p99 / p50. With several rounds the row is the round whose ratio is the
+ * median (the lower of the two middle ones for an even count), the ratio followed by the range over the
+ * rounds, and p99 / p50 the median over the rounds.
  */
 function printRatios(results: readonly Figures[]): void {
   const byName = new Map(results.map((f) => [f.scenario, f]));
-  const rows = SCENARIOS.filter((s) => s.floor && byName.has(s.name)).map((s) => {
-    const f = byName.get(s.name) as Figures;
-    const floor = byName.get(`${s.floor} (${s.name})`);
+  const rows = SCENARIOS.filter((s) => s.floor && byName.has(runName(s.name, 0))).map((s) => {
+    const measured = Array.from({ length: rounds }, (_, i) => ({
+      f: byName.get(runName(s.name, i)),
+      floor: byName.get(runName(`${s.floor} (${s.name})`, i)),
+    }))
+      .filter(
+        (pair): pair is { f: Figures; floor: Figures } => pair.f !== undefined && pair.floor !== undefined,
+      )
+      .map(({ f, floor }) => ({ f, floor, ratio: answeredPerSecond(f) / answeredPerSecond(floor) }))
+      .sort((a, b) => a.ratio - b.ratio);
+    const median = measured[Math.floor((measured.length - 1) / 2)];
+    if (!median) return [s.name, "-", "-", "-", "-", "-", "-"];
+    const { f, floor } = median;
+    const range =
+      measured.length > 1
+        ? ` (${round(measured[0]?.ratio ?? 0, 2)} to ${round(measured[measured.length - 1]?.ratio ?? 0, 2)})`
+        : "";
+    const spreads = measured
+      .filter((pair) => pair.f.p50Ms > 0)
+      .map((pair) => pair.f.p99Ms / pair.f.p50Ms)
+      .sort((a, b) => a - b);
+    const spread = spreads[Math.floor((spreads.length - 1) / 2)];
     return [
       s.name,
       String(f.requestsPerSecond),
       `${f.p50Ms} / ${f.p99Ms} ms`,
-      floor ? `${s.floor}: ${floor.requestsPerSecond}` : "-",
-      floor ? `${floor.p50Ms} / ${floor.p99Ms} ms` : "-",
-      floor ? `${round(answeredPerSecond(f) / answeredPerSecond(floor), 2)}x${failures(f)}` : "-",
-      f.p50Ms > 0 ? `${round(f.p99Ms / f.p50Ms, 1)}x` : "-",
+      `${s.floor}: ${floor.requestsPerSecond}`,
+      `${floor.p50Ms} / ${floor.p99Ms} ms`,
+      `${round(median.ratio, 2)}x${range}${failures(f)}`,
+      spread === undefined ? "-" : `${round(spread, 1)}x`,
     ];
   });
   if (rows.length === 0) return;
@@ -652,9 +685,13 @@ function printRatios(results: readonly Figures[]): void {
     "p50 / p99",
     "floor requests/s",
     "floor p50 / p99",
-    "ratio",
+    rounds > 1 ? `ratio (${rounds} rounds)` : "ratio",
     "p99/p50",
   ];
+  if (rounds > 1)
+    console.log(
+      `\nEach row is the round of the median ratio; the range over the ${rounds} rounds in brackets.`,
+    );
   console.log(`\n| ${header.join(" | ")} |\n|${header.map(() => "---").join("|")}|`);
   for (const row of rows) console.log(`| ${row.join(" | ")} |`);
 }
@@ -697,6 +734,15 @@ function settle(ms = 250): Promise<void> {
 function round(value: number, digits: number): number {
   const factor = 10 ** digits;
   return Math.round(value * factor) / factor;
+}
+
+function positiveInteger(name: string, fallback: number): number {
+  const value = positiveNumber(name, fallback);
+  if (!Number.isInteger(value)) {
+    console.error(`${name} must be a whole number, not "${process.env[name]}"`);
+    process.exit(2);
+  }
+  return value;
 }
 
 function positiveNumber(name: string, fallback: number): number {
