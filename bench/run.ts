@@ -575,14 +575,25 @@ function print(f: Figures, backend: string): void {
 }
 
 /**
- * CPU milliseconds per request of every run, by part of the stack: steadier than requests per second on a
- * shared machine, and where each scenario's time goes. On PGlite the database is inside node.
+ * CPU milliseconds per request by part of the stack: steadier than requests per second on a shared machine,
+ * and where each scenario's time goes. On PGlite the database is inside node. With several rounds, the runs
+ * of the round each scenario's ratio reports (every round stays in the JSON line); floors run alone, every run.
  */
 function printCpu(results: readonly Figures[], backend: string): void {
-  const rows = results.filter((f) => f.cpuMsPerRequest);
+  const paired = medianRounds(results);
+  const pairedRuns = new Set(paired.flatMap((round) => [round.name, `${round.floorName} (${round.name})`]));
+  const shown = [
+    ...paired.flatMap((round) => [
+      { ...round.floor, scenario: `${round.floorName} (${round.name})` },
+      { ...round.f, scenario: round.name },
+    ]),
+    ...results.filter((f) => !pairedRuns.has(f.scenario.replace(/ #\d+$/, ""))),
+  ];
+  const rows = shown.filter((f) => f.cpuMsPerRequest);
   if (rows.length === 0) return;
   const node = backend === "pglite" ? "node (incl. PGlite)" : "node";
-  console.log(`\n| run | workerd | ${node} | postgres | total |\n|---|---:|---:|---:|---:|`);
+  const run = rounds > 1 && paired.length > 0 ? "run (median round)" : "run";
+  console.log(`\n| ${run} | workerd | ${node} | postgres | total |\n|---|---:|---:|---:|---:|`);
   for (const f of rows) {
     const cpu = f.cpuMsPerRequest as CpuSplit;
     const total = round(cpu.workerd + cpu.node + cpu.postgres, 2);
@@ -638,18 +649,31 @@ function runName(name: string, round: number): string {
   return rounds > 1 ? `${name} #${round + 1}` : name;
 }
 
+/** One scenario's reported round: its run and its floor's, the ratio, and the spread over every round. */
+interface MedianRound {
+  name: string;
+  floorName: string;
+  f: Figures;
+  floor: Figures;
+  ratio: number;
+  /** The lowest and highest ratio over the rounds. */
+  range: [number, number];
+  /** The median p99 / p50 over the rounds. */
+  spread: number | undefined;
+}
+
 /**
- * Each scenario beside its floor: requests/s and p50 / p99, the throughput ratio (of the requests answered
- * with the expected status) and p99 / p50. With several rounds the row is the round whose ratio is the
- * median (the lower of the two middle ones for an even count), the ratio followed by the range over the
- * rounds, and p99 / p50 the median over the rounds.
+ * For each scenario measured beside a floor, the round whose ratio is the median (the lower of the two middle
+ * ones for an even count): one burst of other work on a shared machine moves one round, not the report.
  */
-function printRatios(results: readonly Figures[]): void {
+function medianRounds(results: readonly Figures[]): MedianRound[] {
   const byName = new Map(results.map((f) => [f.scenario, f]));
-  const rows = SCENARIOS.filter((s) => s.floor && byName.has(runName(s.name, 0))).map((s) => {
+  return SCENARIOS.flatMap((s) => {
+    if (!s.floor) return [];
+    const floorName = s.floor;
     const measured = Array.from({ length: rounds }, (_, i) => ({
       f: byName.get(runName(s.name, i)),
-      floor: byName.get(runName(`${s.floor} (${s.name})`, i)),
+      floor: byName.get(runName(`${floorName} (${s.name})`, i)),
     }))
       .filter(
         (pair): pair is { f: Figures; floor: Figures } => pair.f !== undefined && pair.floor !== undefined,
@@ -657,27 +681,44 @@ function printRatios(results: readonly Figures[]): void {
       .map(({ f, floor }) => ({ f, floor, ratio: answeredPerSecond(f) / answeredPerSecond(floor) }))
       .sort((a, b) => a.ratio - b.ratio);
     const median = measured[Math.floor((measured.length - 1) / 2)];
-    if (!median) return [s.name, "-", "-", "-", "-", "-", "-"];
-    const { f, floor } = median;
-    const range =
-      measured.length > 1
-        ? ` (${round(measured[0]?.ratio ?? 0, 2)} to ${round(measured[measured.length - 1]?.ratio ?? 0, 2)})`
-        : "";
-    const spreads = measured
-      .filter((pair) => pair.f.p50Ms > 0)
-      .map((pair) => pair.f.p99Ms / pair.f.p50Ms)
-      .sort((a, b) => a - b);
-    const spread = spreads[Math.floor((spreads.length - 1) / 2)];
+    const lowest = measured[0];
+    const highest = measured[measured.length - 1];
+    if (!median || !lowest || !highest) return [];
     return [
-      s.name,
-      String(f.requestsPerSecond),
-      `${f.p50Ms} / ${f.p99Ms} ms`,
-      `${s.floor}: ${floor.requestsPerSecond}`,
-      `${floor.p50Ms} / ${floor.p99Ms} ms`,
-      `${round(median.ratio, 2)}x${range}${failures(f)}`,
-      spread === undefined ? "-" : `${round(spread, 1)}x`,
+      {
+        name: s.name,
+        floorName,
+        ...median,
+        range: [lowest.ratio, highest.ratio] as [number, number],
+        spread: middle(
+          measured.filter((pair) => pair.f.p50Ms > 0).map((pair) => pair.f.p99Ms / pair.f.p50Ms),
+        ),
+      },
     ];
   });
+}
+
+/** The median of some numbers (the lower middle one for an even count), or undefined for none. */
+function middle(values: number[]): number | undefined {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor((sorted.length - 1) / 2)];
+}
+
+/**
+ * Each scenario beside its floor: requests/s and p50 / p99, the throughput ratio (of the requests answered
+ * with the expected status) and p99 / p50. With several rounds the row is the median round's
+ * (`medianRounds`), the ratio followed by its range over the rounds, and p99 / p50 the median over the rounds.
+ */
+function printRatios(results: readonly Figures[]): void {
+  const rows = medianRounds(results).map(({ name, floorName, f, floor, ratio, range, spread }) => [
+    name,
+    String(f.requestsPerSecond),
+    `${f.p50Ms} / ${f.p99Ms} ms`,
+    `${floorName}: ${floor.requestsPerSecond}`,
+    `${floor.p50Ms} / ${floor.p99Ms} ms`,
+    `${round(ratio, 2)}x${rounds > 1 ? ` (${round(range[0], 2)} to ${round(range[1], 2)})` : ""}${failures(f)}`,
+    spread === undefined ? "-" : `${round(spread, 1)}x`,
+  ]);
   if (rows.length === 0) return;
   const header = [
     "scenario",
