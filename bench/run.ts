@@ -678,29 +678,26 @@ function medianRounds(results: readonly Figures[]): MedianRound[] {
       .filter(
         (pair): pair is { f: Figures; floor: Figures } => pair.f !== undefined && pair.floor !== undefined,
       )
-      .map(({ f, floor }) => ({ f, floor, ratio: answeredPerSecond(f) / answeredPerSecond(floor) }))
-      .sort((a, b) => a.ratio - b.ratio);
-    const median = measured[Math.floor((measured.length - 1) / 2)];
-    const lowest = measured[0];
-    const highest = measured[measured.length - 1];
-    if (!median || !lowest || !highest) return [];
+      .map(({ f, floor }) => ({ f, floor, ratio: answeredPerSecond(f) / answeredPerSecond(floor) }));
+    const median = lowerMedian(measured, (pair) => pair.ratio);
+    if (!median) return [];
+    const ratios = measured.map((pair) => pair.ratio);
+    const spreads = measured.filter((pair) => pair.f.p50Ms > 0).map((pair) => pair.f.p99Ms / pair.f.p50Ms);
     return [
       {
         name: s.name,
         floorName,
         ...median,
-        range: [lowest.ratio, highest.ratio] as [number, number],
-        spread: middle(
-          measured.filter((pair) => pair.f.p50Ms > 0).map((pair) => pair.f.p99Ms / pair.f.p50Ms),
-        ),
+        range: [Math.min(...ratios), Math.max(...ratios)] as [number, number],
+        spread: lowerMedian(spreads, (spread) => spread),
       },
     ];
   });
 }
 
-/** The median of some numbers (the lower middle one for an even count), or undefined for none. */
-function middle(values: number[]): number | undefined {
-  const sorted = [...values].sort((a, b) => a - b);
+/** The item whose key is the median (the lower middle one for an even count), or undefined for none. */
+function lowerMedian<T>(items: readonly T[], key: (item: T) => number): T | undefined {
+  const sorted = [...items].sort((a, b) => key(a) - key(b));
   return sorted[Math.floor((sorted.length - 1) / 2)];
 }
 
