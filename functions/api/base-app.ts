@@ -1,5 +1,5 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
-import { badRequest, platformError } from "../../lib/errors/api-error.ts";
+import { bodyRefusal, platformError } from "../../lib/errors/api-error.ts";
 import { defaultErrorPolicy, renderError } from "../../lib/errors/envelopes.ts";
 import { handleError } from "../../lib/errors/on-error.ts";
 import type { AppEnv } from "../../lib/http/app-env.ts";
@@ -19,7 +19,7 @@ export type RouteRegistration = (app: OpenAPIHono<AppEnv>) => void;
 export function createBaseApp(registrations: readonly RouteRegistration[]): OpenAPIHono<AppEnv> {
   const app = new OpenAPIHono<AppEnv>({
     defaultHook: (result) => {
-      if (!result.success) throw badRequest(firstIssueMessage(result.error));
+      if (!result.success) throw bodyRefusal(firstIssueMessage(result.error));
       assertStorableText(result.data);
     },
   });

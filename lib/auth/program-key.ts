@@ -1,5 +1,6 @@
 import { type Placeholder, sql } from "drizzle-orm";
 import { programApiKeys } from "../../schema/programs.ts";
+import type { Database } from "../db/client.ts";
 import { fromDriver } from "../db/columns.ts";
 import { preparedSql } from "../db/prepared-sql.ts";
 import { type ApiError, platformError, typedError } from "../errors/api-error.ts";
@@ -148,4 +149,12 @@ export function apiKeyRecordFromRow(
     rotationMarkedAt: row.rotation_marked_at ? fromDriver(k.rotationMarkedAt, row.rotation_marked_at) : null,
     rotateBy: row.rotate_by ? fromDriver(k.rotateBy, row.rotate_by) : null,
   };
+}
+
+type ApiKeyRow = Parameters<typeof apiKeyRecordFromRow>[0];
+
+/** The key's record alone, in one round trip (for a route that has not read it with its facts). */
+export async function readApiKeyRecord(db: Database, keyHash: string): Promise<ApiKeyRecord | null> {
+  const { rows } = await db.execute(apiKeyRecordQuery(keyHash));
+  return apiKeyRecordFromRow(rows[0] as ApiKeyRow);
 }

@@ -32,6 +32,17 @@ export class ApiError extends Error {
   }
 }
 
+/**
+ * A 400 for a request body refused before the route has read anything: its JSON schema, or text Postgres
+ * cannot store. Routes whose key is checked in their read answer a bad key's 401 in its place
+ * (`lib/http/key-before-body-refusal.ts`).
+ */
+export class BodyRefusal extends ApiError {}
+
+export function bodyRefusal(message: string): BodyRefusal {
+  return new BodyRefusal({ envelope: "platform", status: 400, message });
+}
+
 export function badRequest(message: string, code?: string): ApiError {
   return new ApiError({ envelope: "platform", status: 400, message, ...(code ? { code } : {}) });
 }

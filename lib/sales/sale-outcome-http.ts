@@ -42,7 +42,7 @@ export function saleRefusalError(refusal: SaleRefusal, docsUrl: string): ApiErro
     case "duplicate_transaction":
       return platformError(409, message, {
         code: "duplicate_transaction",
-        details: refusal.saleId !== null ? { sale_id: refusal.saleId } : {},
+        details: { sale_id: refusal.saleId },
       });
     case "customer_not_found":
     case "customer_in_other_program":

@@ -1,4 +1,4 @@
-import { badRequest } from "../errors/api-error.ts";
+import { bodyRefusal } from "../errors/api-error.ts";
 
 /**
  * Postgres refuses a NUL character in `text` and in `jsonb` (strings and keys alike) with an error, which
@@ -47,7 +47,7 @@ export function unstorableTextIssue(body: unknown): string | null {
 /** Throws the 400 of `unstorableTextIssue`, for routes that validate their body themselves. */
 export function assertStorableText(body: unknown): void {
   const issue = unstorableTextIssue(body);
-  if (issue) throw badRequest(issue);
+  if (issue) throw bodyRefusal(issue);
 }
 
 /** The path (from `path`) of the first string or object key holding a NUL, or `null`. */

@@ -56,7 +56,7 @@ describe("database round trips per request", () => {
     expect(await roundTripsOf(() => postJson("/api/v1/track/click", { affiliate_url: "nope" }))).toBe(0);
   });
 
-  it("lead: at most 2 (1 read + 1 write) when recorded, 1 when refused, 0 for an invalid body", async () => {
+  it("lead: at most 2 (1 read + 1 write) when recorded, 1 when refused, 0 for an invalid keyless body", async () => {
     const lead = await createProgram();
     const clickId = await recordClick(lead.links[0]);
     const cases: Array<[string, () => Promise<Awaited<ReturnType<typeof postJson>>>, number, number]> = [
@@ -77,6 +77,8 @@ describe("database round trips per request", () => {
       ["unknown key", () => postJson(leadPath, { click_id: clickId }, bearer("sk_live_nope")), 401, 1],
       ["rule 1", () => postJson(leadPath, {}), 400, 0],
       ["invalid body", () => postJson(leadPath, { click_id: 5 }), 400, 0],
+      // With a Bearer key the key is checked alone first: a bad key's 401 is not hidden by the body's 400.
+      ["invalid body, keyed", () => postJson(leadPath, { click_id: 5 }, bearer(lead.apiKey)), 400, 1],
     ];
     for (const [name, send, status, expected] of cases) {
       let response: Awaited<ReturnType<typeof postJson>> | undefined;

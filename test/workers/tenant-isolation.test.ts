@@ -51,9 +51,9 @@ interface Row {
   status: number;
   /** For a 200: what the answer holds is the attacker's own (checked beyond "nothing of A"). */
   own?: (body: LooseJson) => void;
-  /** For a refusal: the platform envelope's message (and code, on sale and refund). */
-  error?: { message: string; code?: string };
-  /** A's strings the attacker itself sent, which the answer may repeat. */
+  /** For a refusal: the platform envelope's message (and code, on sale and refund; details when not empty). */
+  error?: { message: string; code?: string; details?: () => Record<string, unknown> };
+  /** A's strings the answer may hold: those the attacker itself sent, or an id the spec makes it name. */
   echoes?: () => string[];
 }
 
@@ -211,13 +211,15 @@ const rows: Row[] = [
     route: "POST /api/v1/track/sale",
     attack: "B's program key",
     call: () => sale(b.program, { transaction_id: a.transactionId, amount_cents: 1000, click_id: a.clickId }),
-    // Live payment ids are one namespace (a payment is one sale, whoever reports it): 409, without the id.
+    // Live payment ids are one namespace (a payment is one sale, whoever reports it): 409 with the recorded
+    // sale's id, as spec section 7 words every 409 of the sale. That bare integer is the one id of A it may name.
     status: 409,
     error: {
       message: "Duplicate transaction_id. This sale has already been recorded.",
       code: "duplicate_transaction",
+      details: () => ({ sale_id: a.saleId }),
     },
-    own: (body) => expect(body.error.details).toEqual({}),
+    echoes: () => [String(a.saleId)],
   },
   {
     route: "POST /api/v1/track/sale",
@@ -627,7 +629,7 @@ describe("tenant isolation: every route against another tenant's ids", () => {
             status: row.status,
             name: expect.any(String),
             message: row.error.message,
-            details: {},
+            details: row.error.details?.() ?? {},
             ...(row.error.code ? { code: row.error.code } : {}),
           },
         });

@@ -2479,7 +2479,7 @@ export interface operations {
                     "application/json": components["schemas"]["PlatformError"];
                 };
             };
-            /** @description Duplicate transaction_id (`duplicate_transaction`, `details.sale_id` when the sale is the key's program's) */
+            /** @description Duplicate transaction_id (`duplicate_transaction`, the recorded sale's id in `details.sale_id`) */
             409: {
                 headers: {
                     [name: string]: unknown;

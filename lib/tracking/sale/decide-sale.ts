@@ -126,7 +126,7 @@ export type SaleRefusal =
   | { reason: "transaction_id_required" }
   | { reason: "amount_required" }
   /** `saleId` only when the sale is the caller's program's: another program learns the id is taken, not which sale. */
-  | { reason: "duplicate_transaction"; saleId: number | null }
+  | { reason: "duplicate_transaction"; saleId: number }
   | { reason: "customer_not_found" }
   | { reason: "customer_in_other_program" }
   | { reason: "no_partner_relationship" }
@@ -149,9 +149,12 @@ export type SaleDecision =
       test: boolean;
     };
 
-/** The sale exists. Its id is told only to the program it belongs to. */
-export function duplicateTransaction(recorded: RecordedSale, programId: number): SaleRefusal {
-  return { reason: "duplicate_transaction", saleId: recorded.programId === programId ? recorded.id : null };
+/**
+ * The sale exists, in this program or another (live ids are unique across the service). Spec section 7: the
+ * 409 names the recorded sale's id (`error.details.sale_id`), whichever program recorded it.
+ */
+export function duplicateTransaction(recorded: RecordedSale): SaleRefusal {
+  return { reason: "duplicate_transaction", saleId: recorded.id };
 }
 
 export function testTransactionId(now: Date): string {
@@ -192,7 +195,7 @@ export function decideSale(input: SaleInput, facts: SaleFacts): SaleDecision {
   // The id is taken only within the sale's own namespace: a test sale never uses up a live id.
   const namespace = paymentNamespace(test, program.id);
   const recorded = facts.recordedSales.find((r) => r.namespace === namespace);
-  if (recorded) return refuse(duplicateTransaction(recorded, program.id));
+  if (recorded) return refuse(duplicateTransaction(recorded));
 
   const sale: SaleDetails = {
     processorEventId: body.transaction_id ?? testTransactionId(now),

@@ -1,6 +1,7 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { sha256Hex } from "../../../../lib/auth/api-keys.ts";
 import { parseBearer } from "../../../../lib/auth/bearer.ts";
+import { leadKeyMessages } from "../../../../lib/auth/program-key.ts";
 import { withConflictRetry } from "../../../../lib/db/errors.ts";
 import {
   okResponse,
@@ -14,6 +15,7 @@ import { limitBody } from "../../../../lib/http/body-limit.ts";
 import { clientIp } from "../../../../lib/http/client-ip.ts";
 import { browserCors } from "../../../../lib/http/cors.ts";
 import { errorPolicy } from "../../../../lib/http/dependencies.ts";
+import { keyBeforeBodyRefusal } from "../../../../lib/http/key-before-body-refusal.ts";
 import { keyRotationNotice } from "../../../../lib/http/key-rotation-notice.ts";
 import { rateLimit } from "../../../../lib/http/rate-limit.ts";
 import { sendingOf } from "../../../../lib/http/sending.ts";
@@ -101,6 +103,7 @@ export function registerLead(app: OpenAPIHono<AppEnv>): void {
     rateLimit(rateLimits.lead),
     limitBody(),
     keyRotationNotice,
+    keyBeforeBodyRefusal(leadKeyMessages),
   );
   app.openapi(leadRoute, async (c) => {
     const body = c.req.valid("json");

@@ -10,6 +10,7 @@ import {
 import type { AppEnv } from "../../../../lib/http/app-env.ts";
 import { limitBody } from "../../../../lib/http/body-limit.ts";
 import { errorPolicy } from "../../../../lib/http/dependencies.ts";
+import { keyBeforeBodyRefusal } from "../../../../lib/http/key-before-body-refusal.ts";
 import { keyRotationNotice } from "../../../../lib/http/key-rotation-notice.ts";
 import { rateLimit } from "../../../../lib/http/rate-limit.ts";
 import { requireBearer } from "../../../../lib/http/require-bearer.ts";
@@ -43,7 +44,7 @@ export const saleRoute = createRoute({
     ),
     401: platformErrorResponse("Missing, malformed, unknown or retired API key (`unauthorized`)"),
     409: platformErrorResponse(
-      "Duplicate transaction_id (`duplicate_transaction`, `details.sale_id` when the sale is the key's program's)",
+      "Duplicate transaction_id (`duplicate_transaction`, the recorded sale's id in `details.sale_id`)",
     ),
     422: platformErrorResponse("Unsupported currency (`unsupported_currency`); nothing created"),
     413: payloadTooLargeResponse,
@@ -61,6 +62,7 @@ export function registerSale(app: OpenAPIHono<AppEnv>): void {
     limitBody(),
     keyRotationNotice,
     requireBearer(saleKeyMessages),
+    keyBeforeBodyRefusal(saleKeyMessages),
   );
   app.openapi(saleRoute, async (c) => {
     const { db, clock, config } = c.get("deps");

@@ -1,0 +1,185 @@
+import { SELF } from "cloudflare:test";
+import { eq } from "drizzle-orm";
+import { beforeAll, describe, expect, it } from "vitest";
+import { programApiKeys } from "../../schema/index.ts";
+import { createProgram, db, freshIp, type ProgramFixture } from "./harness.ts";
+import { salesOf } from "./sale-harness.ts";
+
+/**
+ * Spec sections 5 and 7: a missing, malformed, unknown or retired key answers 401, and a retired key on "every
+ * request". The sale and the keyed lead check the key in their read, after the body's schema; a body refused
+ * before that read must not hide a bad key (`lib/http/key-before-body-refusal.ts`). A key that authenticates
+ * keeps the body's 400.
+ */
+const platform = (status: number, name: string, message: string, code?: string) => ({
+  data: null,
+  error: { status, name, message, details: {}, ...(code ? { code } : {}) },
+});
+const retired = {
+  error: {
+    code: "api_key_rotation_required",
+    message: "This API key was retired after its rotation deadline.",
+    hint: expect.any(String),
+    docs_url: expect.stringMatching(/^https:\/\//),
+  },
+};
+
+let p: ProgramFixture;
+let retiredProgram: ProgramFixture;
+beforeAll(async () => {
+  [p, retiredProgram] = await Promise.all([createProgram(), createProgram()]);
+  await db
+    .update(programApiKeys)
+    .set({ rotationMarkedAt: new Date(Date.now() - 86_400_000), rotateBy: new Date(Date.now() - 1000) })
+    .where(eq(programApiKeys.programId, retiredProgram.programId));
+});
+
+async function post(path: string, body: string, headers: Record<string, string>) {
+  const response = await SELF.fetch(`https://api.test${path}`, {
+    method: "POST",
+    headers: { "Content-Type": "application/json", "CF-Connecting-IP": freshIp(), ...headers },
+    body,
+  });
+  return { status: response.status, body: await response.json(), headers: response.headers };
+}
+
+type Key = "valid" | "unknown" | "retired" | "basic" | "none";
+const authorization = (key: Key): Record<string, string> => {
+  switch (key) {
+    case "valid":
+      return { Authorization: `Bearer ${p.apiKey}` };
+    case "unknown":
+      return { Authorization: "Bearer sk_live_matches_no_program" };
+    case "retired":
+      return { Authorization: `Bearer ${retiredProgram.apiKey}` };
+    case "basic":
+      return { Authorization: "Basic abc" };
+    case "none":
+      return {};
+  }
+};
+
+const cases: Array<{
+  route: "sale" | "lead";
+  body: string;
+  key: Key;
+  status: number;
+  expected: () => unknown;
+}> = [
+  // Sale: every body refusal before the read, under each key.
+  {
+    route: "sale",
+    body: JSON.stringify({ transaction_id: 5, amount_cents: 100 }),
+    key: "unknown",
+    status: 401,
+    expected: () => platform(401, "UnauthorizedError", "Invalid API token", "unauthorized"),
+  },
+  {
+    route: "sale",
+    body: JSON.stringify({ transaction_id: 5, amount_cents: 100 }),
+    key: "retired",
+    status: 401,
+    expected: () => retired,
+  },
+  {
+    route: "sale",
+    body: "{not json",
+    key: "unknown",
+    status: 401,
+    expected: () => platform(401, "UnauthorizedError", "Invalid API token", "unauthorized"),
+  },
+  { route: "sale", body: "{not json", key: "retired", status: 401, expected: () => retired },
+  {
+    route: "sale",
+    body: JSON.stringify({ transaction_id: "t\u0000x", amount_cents: 100 }),
+    key: "unknown",
+    status: 401,
+    expected: () => platform(401, "UnauthorizedError", "Invalid API token", "unauthorized"),
+  },
+  {
+    route: "sale",
+    body: JSON.stringify({ transaction_id: 5, amount_cents: 100 }),
+    key: "valid",
+    status: 400,
+    expected: () =>
+      platform(400, "BadRequestError", "transaction_id is required and must be a string", "invalid_request"),
+  },
+  {
+    route: "sale",
+    body: "{not json",
+    key: "valid",
+    status: 400,
+    expected: () => platform(400, "BadRequestError", "Malformed JSON in request body", "invalid_request"),
+  },
+  // Lead: server mode (a Bearer token) and a header that is not Bearer answer the key's 401 ...
+  {
+    route: "lead",
+    body: JSON.stringify({ click_id: 5 }),
+    key: "unknown",
+    status: 401,
+    expected: () => platform(401, "UnauthorizedError", "Invalid API token"),
+  },
+  {
+    route: "lead",
+    body: JSON.stringify({ click_id: 5 }),
+    key: "retired",
+    status: 401,
+    expected: () => retired,
+  },
+  { route: "lead", body: JSON.stringify({}), key: "retired", status: 401, expected: () => retired },
+  { route: "lead", body: "[1", key: "retired", status: 401, expected: () => retired },
+  {
+    route: "lead",
+    body: JSON.stringify({ click_id: 5 }),
+    key: "basic",
+    status: 401,
+    expected: () =>
+      platform(
+        401,
+        "UnauthorizedError",
+        "Missing or malformed Authorization header. Expected: Bearer <token>",
+      ),
+  },
+  // ... browser mode and a key that authenticates keep the body's 400.
+  {
+    route: "lead",
+    body: JSON.stringify({ click_id: 5 }),
+    key: "none",
+    status: 400,
+    expected: () => platform(400, "BadRequestError", "click_id must be a string"),
+  },
+  {
+    route: "lead",
+    body: JSON.stringify({ click_id: 5 }),
+    key: "valid",
+    status: 400,
+    expected: () => platform(400, "BadRequestError", "click_id must be a string"),
+  },
+  {
+    route: "lead",
+    body: "[1",
+    key: "valid",
+    status: 400,
+    expected: () => platform(400, "BadRequestError", "Malformed JSON in request body"),
+  },
+];
+
+describe("a refused body does not hide a bad key (sale and lead)", () => {
+  it.each(cases.map((c) => [`${c.route}, ${c.key} key, body ${c.body}`, c] as const))(
+    "%s",
+    async (_name, c) => {
+      const response = await post(`/api/v1/track/${c.route}`, c.body, authorization(c.key));
+      expect(response.status).toBe(c.status);
+      expect(response.body).toEqual(c.expected());
+      // The replaced answer keeps the headers every answer of the route carries.
+      expect(response.headers.get("X-Request-ID")).toMatch(/^req_/);
+      expect(response.headers.get("X-RateLimit-Limit")).toMatch(/^\d+$/);
+      expect(response.headers.get("Content-Type")).toMatch(/^application\/json/);
+    },
+  );
+
+  it("records nothing for the refused requests", async () => {
+    expect(await salesOf(p.programId)).toHaveLength(0);
+    expect(await salesOf(retiredProgram.programId)).toHaveLength(0);
+  });
+});
