@@ -36,6 +36,16 @@ export const RefundRequestSchema = z
         .enum(["refund", "chargeback"], { error: "reason must be refund or chargeback" })
         .nullish()
         .openapi({ description: "`refund` (default) or `chargeback`." }),
+      additional_data: z
+        .looseObject(
+          {
+            test_mode: z.boolean({ error: "additional_data.test_mode must be a boolean" }).nullish().openapi({
+              description: "A test refund: answered `{success: true, test: true}`, nothing refunded.",
+            }),
+          },
+          { error: "additional_data must be an object" },
+        )
+        .nullish(),
     },
     { error: "transaction_id is required" },
   )

@@ -193,6 +193,28 @@ describe("POST /api/v1/track/refund errors (nothing refunded)", () => {
       expected: () => bad("Malformed JSON in request body"),
     },
     {
+      name: "additional_data not an object",
+      body: () => ({ transaction_id: ownSale.transactionId, additional_data: "test" }),
+      status: 400,
+      expected: () => bad("additional_data must be an object"),
+    },
+    {
+      name: "string additional_data.test_mode",
+      body: () => ({ transaction_id: ownSale.transactionId, additional_data: { test_mode: "true" } }),
+      status: 400,
+      expected: () => bad("additional_data.test_mode must be a boolean"),
+    },
+    {
+      name: "test mode with an invalid body",
+      body: () => ({
+        transaction_id: ownSale.transactionId,
+        reason: "fraud",
+        additional_data: { test_mode: true },
+      }),
+      status: 400,
+      expected: () => bad("reason must be refund or chargeback"),
+    },
+    {
       name: "unknown transaction_id",
       body: () => ({ transaction_id: txn(), refund_amount_cents: 100 }),
       status: 404,
@@ -245,6 +267,30 @@ describe("test API key", () => {
     expect((await saleRow(s.saleId)).refundedCents).toBe(0);
     expect(await refundsOfSale(s.saleId)).toEqual([]);
     expect(await commissionRow(s.commissionId!)).toMatchObject({ status: "approved", deductedCents: 0 });
+  });
+});
+
+describe("test mode (additional_data.test_mode)", () => {
+  it("answers {success, test} once the body is valid and refunds nothing; test_mode false refunds", async () => {
+    const p = await createProgram();
+    const s = await trackedSale(p, 10_000);
+    for (const body of [
+      { transaction_id: s.transactionId, additional_data: { test_mode: true } },
+      { transaction_id: s.transactionId, refund_amount_cents: 500, additional_data: { test_mode: true } },
+      { transaction_id: txn(), refund_id: "r-1", additional_data: { test_mode: true, note: "kept" } },
+    ]) {
+      const response = await refund(p, body);
+      expect(response.status).toBe(200);
+      expect(response.body).toEqual({ success: true, test: true });
+    }
+    expect((await saleRow(s.saleId)).refundedCents).toBe(0);
+    expect(await refundsOfSale(s.saleId)).toEqual([]);
+    expect(await commissionRow(s.commissionId!)).toMatchObject({ status: "approved", deductedCents: 0 });
+
+    const live = await refund(p, { transaction_id: s.transactionId, additional_data: { test_mode: false } });
+    expect(live.status).toBe(200);
+    expect(live.body).toMatchObject({ success: true, status: "reversed" });
+    expect((await saleRow(s.saleId)).refundedCents).toBe(10_000);
   });
 });
 

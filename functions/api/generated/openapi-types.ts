@@ -75,7 +75,7 @@ export interface paths {
         put?: never;
         /**
          * Reverse or reduce the commission of a tracked sale
-         * @description Server-side, Bearer program API key; only sales of the key's program. One call per refund. A test API key answers `{success: true, test: true}` before the body is checked. Rate limit 120 per minute per key, shared with sale. A 500 can be retried with the same `refund_id`.
+         * @description Server-side, Bearer program API key; only sales of the key's program. One call per refund. A test API key answers `{success: true, test: true}` before the body is checked; `additional_data.test_mode: true` answers the same once the body is valid, refunding nothing. Rate limit 120 per minute per key, shared with sale. A 500 can be retried with the same `refund_id`.
          */
         post: operations["postTrackRefund"];
         delete?: never;
@@ -1312,6 +1312,12 @@ export interface components {
              * @enum {string|null}
              */
             reason?: "refund" | "chargeback" | null;
+            additional_data?: ({
+                /** @description A test refund: answered `{success: true, test: true}`, nothing refunded. */
+                test_mode?: boolean | null;
+            } & {
+                [key: string]: unknown;
+            }) | null;
         };
         VisitResponse: {
             /** @enum {boolean} */
@@ -2548,7 +2554,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Refund applied, skipped, no commission, or test key */
+            /** @description Refund applied, skipped, no commission, or a test (key or test mode) */
             200: {
                 headers: {
                     /** @description Limit of the bucket */

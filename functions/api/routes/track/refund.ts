@@ -35,12 +35,16 @@ export const refundRoute = createRoute({
   summary: "Reverse or reduce the commission of a tracked sale",
   description:
     "Server-side, Bearer program API key; only sales of the key's program. One call per refund. A test API key " +
-    "answers `{success: true, test: true}` before the body is checked. Rate limit 120 per minute per key, shared " +
+    "answers `{success: true, test: true}` before the body is checked; `additional_data.test_mode: true` answers " +
+    "the same once the body is valid, refunding nothing. Rate limit 120 per minute per key, shared " +
     "with sale. A 500 can be retried with the same `refund_id`.",
   security: [{ bearerAuth: [] }],
   request: { body: { required: true, content: { "application/json": { schema: RefundRequestSchema } } } },
   responses: {
-    200: okResponse("Refund applied, skipped, no commission, or test key", RefundResponseSchema),
+    200: okResponse(
+      "Refund applied, skipped, no commission, or a test (key or test mode)",
+      RefundResponseSchema,
+    ),
     400: platformErrorResponse("Invalid request (`invalid_request`)"),
     401: platformErrorResponse("Missing, malformed, empty, unknown or retired API key (`unauthorized`)"),
     404: platformErrorResponse("Sale not found for transaction_id (`not_found`)"),
@@ -107,6 +111,10 @@ async function handleRefund(c: Context<AppEnv>) {
       if (!parsed.success) throw badRequest(firstIssueMessage(parsed.error));
       assertStorableText(parsed.data);
       const input = parsed.data;
+      // Spec section 1: a test-mode tracking body affects no real commission state. Like a test key's refund,
+      // it is answered without touching the sale (the body is checked first, so an integration can test it).
+      if (input.additional_data?.test_mode === true)
+        return { answer: { success: true as const, test: true as const } };
       if (!read.facts || !read.parties) throw saleNotFoundError();
       const intent = {
         amountCents: input.refund_amount_cents ?? null,
