@@ -8,12 +8,12 @@ import type { AppEnv } from "./app-env.ts";
 
 /**
  * Spec sections 5 and 7: a missing, malformed, unknown or retired key answers 401 ("every request with that
- * key", for a retired one). The sale and the server-mode lead check the key in their one read round trip,
- * after the body is validated, so that a refused body costs no round trip. When the body is refused before
- * that read (its schema, malformed JSON, a media type, text Postgres cannot store), this checks the key
- * alone and, if the key does not authenticate, answers its 401 instead of the body's 400: a client with a
- * bad key learns that first, whatever its body. One round trip, on that error path only; a key that
- * authenticates leaves the 400 as it was.
+ * key", for a retired one). The sale, the server-mode lead and the command line's test event check the key in
+ * their one read round trip, after the body is validated, so that a refused body costs no round trip. When the
+ * body is refused before that read (its schema, malformed JSON, a media type, text Postgres cannot store, the
+ * test event's type), this checks the key alone and, if the key does not authenticate, answers its 401
+ * instead of the body's 400: a client with a bad key learns that first, whatever its body. One round trip, on
+ * that error path only; a key that authenticates leaves the 400 as it was.
  *
  * Registered after the rate limiter and the key's rotation notice (their headers carry over to the new
  * answer), before the route's body validation.

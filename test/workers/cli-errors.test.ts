@@ -320,6 +320,16 @@ const rows: Row[] = [
     failing: true,
     call: async () => cli("GET", "/api/v1/cli/status", { token: "sk_live_x" }),
   },
+  // A body refused before the key is read does not hide a key that does not authenticate.
+  ...[{ event_type: "refund" }, {}].map(
+    (body): Row => ({
+      endpoint: "test-event",
+      status: 401,
+      message:
+        "Invalid API key. Check the key in your project config; a workspace owner can regenerate it in the program settings.",
+      call: () => cli("POST", "/api/v1/cli/test-event", { body, token: "sk_live_unknown" }),
+    }),
+  ),
   {
     endpoint: "test-event",
     status: 400,

@@ -8,7 +8,7 @@ import {
   type TestEventType,
   testEventTypes,
 } from "../../../../lib/cli/test-events/run-test-event.ts";
-import { badRequest, typedError } from "../../../../lib/errors/api-error.ts";
+import { bodyRefusal, typedError } from "../../../../lib/errors/api-error.ts";
 import { echoedValue } from "../../../../lib/errors/echoed-value.ts";
 import {
   okResponse,
@@ -19,6 +19,7 @@ import {
 import type { AppEnv } from "../../../../lib/http/app-env.ts";
 import { limitBody } from "../../../../lib/http/body-limit.ts";
 import { cliErrorPolicy, cliFailurePolicy } from "../../../../lib/http/cli-error-policy.ts";
+import { keyBeforeBodyRefusal } from "../../../../lib/http/key-before-body-refusal.ts";
 import { keyRotationNotice } from "../../../../lib/http/key-rotation-notice.ts";
 import { rateLimit } from "../../../../lib/http/rate-limit.ts";
 import { requireBearer } from "../../../../lib/http/require-bearer.ts";
@@ -58,7 +59,8 @@ function requested(body: { event_type?: unknown; type?: unknown }): TestEventReq
   if (typeof type === "string" && (testEventTypes as readonly string[]).includes(type)) {
     return { kind: "event", eventType: type as TestEventType };
   }
-  throw badRequest(`Invalid event_type: ${echoedValue(type)}. Valid: click, lead, sale`);
+  // Refused before the key is read: a key that does not authenticate answers its 401 instead.
+  throw bodyRefusal(`Invalid event_type: ${echoedValue(type)}. Valid: click, lead, sale`);
 }
 
 export function registerTestEvent(app: OpenAPIHono<AppEnv>): void {
@@ -70,6 +72,7 @@ export function registerTestEvent(app: OpenAPIHono<AppEnv>): void {
     limitBody(),
     keyRotationNotice,
     requireBearer(cliKeyMessages),
+    keyBeforeBodyRefusal(cliKeyMessages),
   );
   app.openapi(testEventRoute, async (c) => {
     const request = requested(c.req.valid("json"));
