@@ -125,7 +125,7 @@ export type SaleRefusal =
   | { reason: "unsupported_currency"; currency: string | null | undefined }
   | { reason: "transaction_id_required" }
   | { reason: "amount_required" }
-  /** `saleId` only when the sale is the caller's program's: another program learns the id is taken, not which sale. */
+  /** `saleId`: the recorded sale's, whichever program recorded it (spec section 7). */
   | { reason: "duplicate_transaction"; saleId: number }
   | { reason: "customer_not_found" }
   | { reason: "customer_in_other_program" }
