@@ -33,9 +33,9 @@ export class ApiError extends Error {
 }
 
 /**
- * A 400 for a request body refused before the route has read anything: its JSON schema, or text Postgres
- * cannot store. Routes whose key is checked in their read answer a bad key's 401 in its place
- * (`lib/http/key-before-body-refusal.ts`).
+ * A 400 for a request body refused before the route has read anything: its JSON schema, text Postgres cannot
+ * store, or a value the route refuses before its read (the test event's type). Routes whose key is checked in
+ * their read answer a bad key's 401 in its place (`lib/http/key-before-body-refusal.ts`).
  */
 export class BodyRefusal extends ApiError {}
 
