@@ -1,9 +1,8 @@
-import { SELF } from "cloudflare:test";
 import { eq } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
 import { programApiKeys } from "../../schema/index.ts";
 import { useFaultSwitch } from "./fault-switch.ts";
-import { createProgram, db, freshIp, type ProgramFixture } from "./harness.ts";
+import { createProgram, db, type ProgramFixture, postJson } from "./harness.ts";
 
 /**
  * Spec sections 5 and 7: a missing, malformed, unknown or retired key answers 401, and a retired key on "every
@@ -40,15 +39,6 @@ beforeAll(async () => {
     .set({ rotationMarkedAt: new Date(Date.now() - 86_400_000), rotateBy: new Date(Date.now() - 1000) })
     .where(eq(programApiKeys.programId, retiredProgram.programId));
 });
-
-async function post(path: string, body: string, headers: Record<string, string>) {
-  const response = await SELF.fetch(`https://api.test${path}`, {
-    method: "POST",
-    headers: { "Content-Type": "application/json", "CF-Connecting-IP": freshIp(), ...headers },
-    body,
-  });
-  return { status: response.status, body: await response.json(), headers: response.headers };
-}
 
 type Key = "valid" | "unknown" | "retired" | "basic" | "none";
 const authorization = (key: Key): Record<string, string> => {
@@ -202,7 +192,7 @@ describe("a refused body does not hide a bad key (sale, lead, command-line test 
   it.each(cases.map((c) => [`${c.route}, ${c.key} key, body ${c.body}`, c] as const))(
     "%s",
     async (_name, c) => {
-      const response = await post(pathOf(c.route), c.body, authorization(c.key));
+      const response = await postJson(pathOf(c.route), c.body, authorization(c.key));
       expect(response.status).toBe(c.status);
       expect(response.body).toEqual(c.expected());
       // Like every answer of these routes, the 401 that replaced a 400 included.
@@ -213,7 +203,7 @@ describe("a refused body does not hide a bad key (sale, lead, command-line test 
   );
 
   it("a key marked for rotation keeps the body's 400, with the rotation notice every answer to it carries", async () => {
-    const response = await post(
+    const response = await postJson(
       "/api/v1/track/sale",
       JSON.stringify({ transaction_id: 5, amount_cents: 100 }),
       {
@@ -237,7 +227,7 @@ describe("a refused body does not hide a bad key (sale, lead, command-line test 
   it("when the key's own read fails, the body's 400 stands (not a retryable 500)", async () => {
     for (const key of ["valid", "unknown"] as const) {
       await faults.arm({ mode: "error" });
-      const response = await post(
+      const response = await postJson(
         "/api/v1/track/sale",
         JSON.stringify({ transaction_id: 5, amount_cents: 100 }),
         authorization(key),
