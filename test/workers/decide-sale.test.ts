@@ -1,6 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { saleRefusalError } from "../../lib/sales/sale-outcome-http.ts";
-import { decideSale, type SaleCustomer, type SaleFacts } from "../../lib/tracking/sale/decide-sale.ts";
+import {
+  decideSale,
+  resolutionFromCustomer,
+  type SaleCustomer,
+  type SaleFacts,
+} from "../../lib/tracking/sale/decide-sale.ts";
 import type { SaleRequest } from "../../lib/tracking/sale/sale-request.ts";
 
 const now = new Date("2026-06-30T12:00:00.000Z");
@@ -118,6 +123,53 @@ describe("decideSale: currency", () => {
     expect(saleRefusalError(refused.refusal, "https://d")).toMatchObject({
       status: 422,
       message: "currency JPY is not supported",
+    });
+  });
+});
+
+describe("decideSale: a returning customer's row", () => {
+  const converted: SaleCustomer = {
+    id: 1,
+    programId: 7,
+    partnerId: 3,
+    clickId: "clk_1",
+    clickedAt: new Date(now.getTime() - 10 * day),
+    signedUpAt: null,
+    firstConvertedAt: new Date(now.getTime() - 5 * day),
+    firstCommissionAt: new Date(now.getTime() - 5 * day),
+    partnerIsMember: true,
+  };
+  const cases: { name: string; customer: SaleCustomer; unchanged: boolean }[] = [
+    { name: "converted, first commission dated: left alone", customer: converted, unchanged: true },
+    {
+      name: "never converted: converted now",
+      customer: { ...converted, firstConvertedAt: null },
+      unchanged: false,
+    },
+    {
+      name: "converted without a commission yet: its first commission may be dated now",
+      customer: { ...converted, firstCommissionAt: null },
+      unchanged: false,
+    },
+  ];
+  for (const { name, customer, unchanged } of cases) {
+    it(name, () => {
+      const decision = decide({}, facts({ customerByKey: customer }));
+      if (decision.outcome !== "record") throw new Error(`decided ${decision.outcome}`);
+      expect(decision.customer).toMatchObject({ kind: "update", id: 1, unchanged });
+    });
+  }
+
+  it("writes the row when a provider's payment brings a customer id or an email, not for nulls", () => {
+    const email = { hash: "h", masked: "a***@example.com" };
+    expect(resolutionFromCustomer(converted, { providerCustomerId: "cus_1" }).customer).toMatchObject({
+      unchanged: false,
+    });
+    expect(resolutionFromCustomer(converted, { email }).customer).toMatchObject({ unchanged: false });
+    expect(
+      resolutionFromCustomer(converted, { providerCustomerId: null, email: null }).customer,
+    ).toMatchObject({
+      unchanged: true,
     });
   });
 });

@@ -406,6 +406,28 @@ describe("sale attribution and commissions", () => {
     expect(await commissionsOf(p.programId)).toHaveLength(1);
   });
 
+  it("leaves a returning customer's row unwritten: a later sale, commissioned or not, neither rewrites nor locks it", async () => {
+    const rowVersion = async (programId: number) => {
+      const { rows } = await db.execute<{ version: string; status: string }>(
+        sql`select xmin::text as version, status from customers where program_id = ${programId}`,
+      );
+      expect(rows).toHaveLength(1);
+      return rows[0];
+    };
+    for (const commissionType of ["percent", "recurring_percent"] as const) {
+      const p = await createProgram({ commissionType, commissionRate: "10" });
+      const clickId = await click(p);
+      await sale(p, { transaction_id: txn(), amount_cents: 1000, click_id: clickId });
+      const converted = await rowVersion(p.programId);
+      expect(converted?.status).toBe("converted");
+      const later = await sale(p, { transaction_id: txn(), amount_cents: 1000, click_id: clickId });
+      expect(later.status).toBe(200);
+      expect(later.body.commission_id === null).toBe(commissionType === "percent");
+      expect(await rowVersion(p.programId)).toEqual(converted);
+      expect(await salesOf(p.programId)).toHaveLength(2);
+    }
+  });
+
   it("pays recurring commissions until duration_months after the first commission", async () => {
     const p = await createProgram({ commissionType: "recurring_percent", commissionRate: "10" });
     await db.execute(sql`update programs set duration_months = 2 where id = ${p.programId}`);

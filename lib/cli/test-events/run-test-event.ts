@@ -1,10 +1,5 @@
 import type { BearerHeader } from "../../auth/bearer.ts";
-import {
-  apiKeyRecordFromRow,
-  apiKeyRecordQuery,
-  evaluateApiKey,
-  type KeyRotation,
-} from "../../auth/program-key.ts";
+import { evaluateApiKey, type KeyRotation, readApiKeyRecord } from "../../auth/program-key.ts";
 import type { Database } from "../../db/client.ts";
 import type { ApiError } from "../../errors/api-error.ts";
 import { cliKeyMessages } from "../program-key-auth.ts";
@@ -36,8 +31,7 @@ export async function runTestEvent(
   calls: TrackingCalls,
   input: { header: BearerHeader; keyHash: string; now: Date; docsUrl: string; request: TestEventRequest },
 ): Promise<TestEventResult> {
-  const [keyRows] = await db.batch([db.execute(apiKeyRecordQuery(input.keyHash))]);
-  const record = apiKeyRecordFromRow(keyRows.rows[0] as Parameters<typeof apiKeyRecordFromRow>[0]);
+  const record = await readApiKeyRecord(db, input.keyHash);
   const verdict = evaluateApiKey(input.header, record, input.now, cliKeyMessages, input.docsUrl);
   if (!verdict.ok) return { outcome: "refused", error: verdict.error };
   const { programId, rotation } = verdict;

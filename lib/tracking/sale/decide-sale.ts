@@ -112,7 +112,18 @@ export type CustomerWrite =
       clickId: string;
       clickedAt: Date;
     } & CustomerExtras)
-  | ({ kind: "update"; id: number; expectedFirstCommissionAt: Date | null } & CustomerExtras);
+  | ({
+      kind: "update";
+      id: number;
+      expectedFirstCommissionAt: Date | null;
+      /**
+       * The row already holds everything this sale would write: converted, its first commission dated, and no
+       * provider id or email to add. Both dates are only ever set once (`coalesce`), so no concurrent sale can
+       * change what this one decided on, and the write leaves the row alone: a returning customer's sale
+       * neither rewrites nor locks it.
+       */
+      unchanged: boolean;
+    } & CustomerExtras);
 
 /**
  * Why a sale is refused, in the order the rules check them. The sale endpoint words each as the spec's
@@ -362,6 +373,11 @@ export function resolutionFromCustomer(
       kind: "update",
       id: customer.id,
       expectedFirstCommissionAt: customer.firstCommissionAt,
+      unchanged:
+        customer.firstConvertedAt !== null &&
+        customer.firstCommissionAt !== null &&
+        !extras.providerCustomerId &&
+        !extras.email,
       ...extras,
     },
     existing: customer,

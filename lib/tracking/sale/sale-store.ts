@@ -343,10 +343,10 @@ export const customerWrites = {
   }),
 };
 
-/** The customer's step of the sale write: created from its click, converted, or none. */
+/** The customer's step of the sale write: created from its click, converted, or none (no customer, or one unchanged). */
 function customerStep(decision: Recorded, now: string): SaleWriteSteps {
   const c = decision.customer;
-  if (c.kind === "none") return {};
+  if (c.kind === "none" || (c.kind === "update" && c.unchanged)) return {};
   const common = {
     emailHash: c.email?.hash ?? null,
     emailMasked: c.email?.masked ?? null,
