@@ -1,4 +1,4 @@
-import { eq } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { commissions, programs } from "../../schema/index.ts";
 import { balanceOf, commissionsOf } from "../workers/sale-harness.ts";
@@ -253,6 +253,58 @@ describe("invoice.paid and invoice.payment_succeeded", () => {
     const manual = await deliver(event("invoice.paid", oneOff, { account: p.accountId }));
     expect(manual.body).toMatchObject({ outcome: "skipped", reason: "not a subscription invoice" });
     expect(await salesOf(p.programId)).toHaveLength(0);
+  });
+
+  it("leaves the customer's row unwritten on a renewal that brings nothing new, and writes the email it lacked", async () => {
+    const p = await connectedProgram({ commissionType: "recurring_percent", commissionRate: "10" });
+    const clickId = await click(p);
+    const subscription = id("sub");
+    const customer = id("cus");
+    const rowVersion = async () => {
+      const { rows } = await db.execute<{ version: string; email_hash: string | null }>(
+        sql`select xmin::text as version, email_hash from customers where program_id = ${p.programId}`,
+      );
+      expect(rows).toHaveLength(1);
+      return rows[0];
+    };
+    const pay = async (email: string | null, metadata?: Record<string, string>) => {
+      const response = await deliver(
+        event(
+          "invoice.paid",
+          invoice({
+            subscription,
+            customer,
+            email,
+            metadata,
+            billingReason: metadata ? "subscription_create" : "subscription_cycle",
+          }),
+          {
+            account: p.accountId,
+          },
+        ),
+      );
+      expect(response.body).toMatchObject({ outcome: "recorded" });
+    };
+    await pay(null, { service_click_id: clickId });
+    const first = await rowVersion();
+    expect(first?.email_hash).toBeNull();
+
+    // The same provider customer, no email: the row already says all of it.
+    await pay(null);
+    expect(await rowVersion()).toEqual(first);
+
+    // An email the row lacks: written.
+    const email = `${unique("renew")}@example.com`;
+    await pay(email);
+    const withEmail = await rowVersion();
+    expect(withEmail?.email_hash).not.toBeNull();
+    expect(withEmail?.version).not.toBe(first?.version);
+
+    // The same email again: left alone.
+    await pay(email);
+    expect(await rowVersion()).toEqual(withEmail);
+    expect(await salesOf(p.programId)).toHaveLength(4);
+    expect(await commissionsOf(p.programId)).toHaveLength(4);
   });
 
   it("matches renewals without metadata by the saved provider customer id, and by email", async () => {

@@ -68,6 +68,8 @@ describe("decideSale: attribution window with an injected clock", () => {
       signedUpAt: new Date(now.getTime() - 71 * day),
       firstConvertedAt: null,
       firstCommissionAt: null,
+      hasProviderCustomerId: false,
+      hasEmail: false,
       partnerIsMember: true,
     };
     expect(decide({}, facts({ customerByKey: customer })).outcome).toBe("record");
@@ -137,13 +139,15 @@ describe("decideSale: a returning customer's row", () => {
     signedUpAt: null,
     firstConvertedAt: new Date(now.getTime() - 5 * day),
     firstCommissionAt: new Date(now.getTime() - 5 * day),
+    hasProviderCustomerId: false,
+    hasEmail: false,
     partnerIsMember: true,
   };
   const cases: { name: string; customer: SaleCustomer; unchanged: boolean }[] = [
     { name: "converted, first commission dated: left alone", customer: converted, unchanged: true },
     {
-      name: "never converted: converted now",
-      customer: { ...converted, firstConvertedAt: null },
+      name: "signed up, not converted yet: converted now",
+      customer: { ...converted, firstConvertedAt: null, firstCommissionAt: null },
       unchanged: false,
     },
     {
@@ -160,16 +164,44 @@ describe("decideSale: a returning customer's row", () => {
     });
   }
 
-  it("writes the row when a provider's payment brings a customer id or an email, not for nulls", () => {
-    const email = { hash: "h", masked: "a***@example.com" };
-    expect(resolutionFromCustomer(converted, { providerCustomerId: "cus_1" }).customer).toMatchObject({
+  // A payment's provider customer id and email are written only where the row has none (`coalesce`).
+  const email = { hash: "h", masked: "a***@example.com" };
+  const withIds = { ...converted, hasProviderCustomerId: true, hasEmail: true };
+  const extrasCases: {
+    name: string;
+    customer: SaleCustomer;
+    extras: Parameters<typeof resolutionFromCustomer>[1];
+    unchanged: boolean;
+  }[] = [
+    {
+      name: "a provider id the row lacks",
+      customer: converted,
+      extras: { providerCustomerId: "cus_1" },
       unchanged: false,
-    });
-    expect(resolutionFromCustomer(converted, { email }).customer).toMatchObject({ unchanged: false });
-    expect(
-      resolutionFromCustomer(converted, { providerCustomerId: null, email: null }).customer,
-    ).toMatchObject({
+    },
+    { name: "an email the row lacks", customer: converted, extras: { email }, unchanged: false },
+    {
+      name: "an email the row lacks, with a provider id it has",
+      customer: { ...converted, hasProviderCustomerId: true },
+      extras: { providerCustomerId: "cus_1", email },
+      unchanged: false,
+    },
+    {
+      name: "nulls",
+      customer: converted,
+      extras: { providerCustomerId: null, email: null },
       unchanged: true,
+    },
+    {
+      name: "a provider id and an email the row already has (a renewal)",
+      customer: withIds,
+      extras: { providerCustomerId: "cus_1", email },
+      unchanged: true,
+    },
+  ];
+  for (const { name, customer, extras, unchanged } of extrasCases) {
+    it(`a payment bringing ${name}: ${unchanged ? "left alone" : "written"}`, () => {
+      expect(resolutionFromCustomer(customer, extras).customer).toMatchObject({ kind: "update", unchanged });
     });
-  });
+  }
 });

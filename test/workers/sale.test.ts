@@ -408,8 +408,9 @@ describe("sale attribution and commissions", () => {
 
   it("leaves a returning customer's row unwritten: a later sale, commissioned or not, neither rewrites nor locks it", async () => {
     const rowVersion = async (programId: number) => {
-      const { rows } = await db.execute<{ version: string; status: string }>(
-        sql`select xmin::text as version, status from customers where program_id = ${programId}`,
+      // xmin: the transaction that wrote the row's version; xmax: one that locked or replaced it (0: none).
+      const { rows } = await db.execute<{ version: string; locked_by: string; status: string }>(
+        sql`select xmin::text as version, xmax::text as locked_by, status from customers where program_id = ${programId}`,
       );
       expect(rows).toHaveLength(1);
       return rows[0];
@@ -419,7 +420,7 @@ describe("sale attribution and commissions", () => {
       const clickId = await click(p);
       await sale(p, { transaction_id: txn(), amount_cents: 1000, click_id: clickId });
       const converted = await rowVersion(p.programId);
-      expect(converted?.status).toBe("converted");
+      expect(converted).toMatchObject({ status: "converted", locked_by: "0" });
       const later = await sale(p, { transaction_id: txn(), amount_cents: 1000, click_id: clickId });
       expect(later.status).toBe(200);
       expect(later.body.commission_id === null).toBe(commissionType === "percent");

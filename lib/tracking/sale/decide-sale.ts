@@ -25,6 +25,9 @@ export interface SaleCustomer {
   signedUpAt: Date | null;
   firstConvertedAt: Date | null;
   firstCommissionAt: Date | null;
+  /** Whether the row holds a provider customer id, and an email: a payment's own are then not written over it. */
+  hasProviderCustomerId: boolean;
+  hasEmail: boolean;
   partnerIsMember: boolean;
 }
 
@@ -117,10 +120,10 @@ export type CustomerWrite =
       id: number;
       expectedFirstCommissionAt: Date | null;
       /**
-       * The row already holds everything this sale would write: converted, its first commission dated, and no
-       * provider id or email to add. Both dates are only ever set once (`coalesce`), so no concurrent sale can
-       * change what this one decided on, and the write leaves the row alone: a returning customer's sale
-       * neither rewrites nor locks it.
+       * The row already holds everything this sale would write: converted, its first commission dated, and a
+       * provider customer id and an email wherever the call brings one (the conversion keeps the row's own).
+       * These are only ever set once (`coalesce`), so no concurrent sale can change what this one decided on,
+       * and the write leaves the row alone: a returning customer's sale neither rewrites nor locks it.
        */
       unchanged: boolean;
     } & CustomerExtras);
@@ -376,8 +379,8 @@ export function resolutionFromCustomer(
       unchanged:
         customer.firstConvertedAt !== null &&
         customer.firstCommissionAt !== null &&
-        !extras.providerCustomerId &&
-        !extras.email,
+        (!extras.providerCustomerId || customer.hasProviderCustomerId) &&
+        (!extras.email || customer.hasEmail),
       ...extras,
     },
     existing: customer,

@@ -33,11 +33,15 @@ export const saleCustomer = alias(customers, "c");
 const c = saleCustomer;
 const pp = alias(programPartners, "pp");
 
-/** The columns `customerFrom` reads, for any query that selects customers as `saleCustomer` (`c`). */
+/**
+ * The columns `customerFrom` reads, for any query that selects customers as `saleCustomer` (`c`): whether the row
+ * holds a provider customer id and an email too, which a returning customer's sale then need not write (0050).
+ */
 export const customerColumns = sql`
   ${c.id} as id, ${c.programId} as program_id, ${c.partnerId} as partner_id, ${c.clickId} as click_id,
   ${c.clickedAt} as clicked_at, ${c.signedUpAt} as signed_up_at, ${c.firstConvertedAt} as first_converted_at,
   ${c.firstCommissionAt} as first_commission_at,
+  ${c.providerCustomerId} is not null as has_provider_customer_id, ${c.emailHash} is not null as has_email,
   exists (select 1 from ${programPartners} ${pp}
           where ${pp.programId} = ${c.programId} and ${pp.partnerId} = ${c.partnerId} and ${pp.status} = 'active')
     as partner_is_member`;
@@ -53,6 +57,8 @@ export function customerFrom(row: Row | undefined): SaleCustomer | null {
     signedUpAt: fromDriverOrNull(c.signedUpAt, row.signed_up_at),
     firstConvertedAt: fromDriverOrNull(c.firstConvertedAt, row.first_converted_at),
     firstCommissionAt: fromDriverOrNull(c.firstCommissionAt, row.first_commission_at),
+    hasProviderCustomerId: row.has_provider_customer_id === true,
+    hasEmail: row.has_email === true,
     partnerIsMember: row.partner_is_member === true,
   };
 }
@@ -130,7 +136,7 @@ function saleClickQuery(q: { clickId: Placeholder }): SQL {
 /**
  * The sale read in ONE statement, each part as JSON (at most one row each but the recorded sales; `limit 1`
  * keeps the first, as reading the first row did), run as the PL/pgSQL function `read_sale_facts`
- * (`keptPlanStatement`, migration 0034): planned once per connection, and one statement where the batch sent
+ * (`keptPlanStatement`, migrations 0034 and 0050): planned once per connection, and one statement where the batch sent
  * five, each costing the database, the SQL endpoint and the worker its own round of handling.
  */
 export const saleFactsStatement = keptPlanStatement({
