@@ -136,8 +136,8 @@ function saleClickQuery(q: { clickId: Placeholder }): SQL {
 /**
  * The sale read in ONE statement, each part as JSON (at most one row each but the recorded sales; `limit 1`
  * keeps the first, as reading the first row did), run as the PL/pgSQL function `read_sale_facts`
- * (`keptPlanStatement`, migrations 0034 and 0050): planned once per connection, and one statement where the batch sent
- * five, each costing the database, the SQL endpoint and the worker its own round of handling.
+ * (`keptPlanStatement`, migrations 0034 and 0050): planned once per connection, and one statement where the
+ * batch sent five, each costing the database, the SQL endpoint and the worker its own round of handling.
  */
 export const saleFactsStatement = keptPlanStatement({
   functionName: "read_sale_facts",
@@ -349,7 +349,7 @@ export const customerWrites = {
   }),
 };
 
-/** The customer's step of the sale write: created from its click, converted, or none (no customer, or one unchanged). */
+/** The customer's step of the sale write: created from its click, converted, or none (no customer, or unchanged). */
 function customerStep(decision: Recorded, now: string): SaleWriteSteps {
   const c = decision.customer;
   if (c.kind === "none" || (c.kind === "update" && c.unchanged)) return {};
