@@ -1,6 +1,11 @@
 import type { BearerHeader } from "../auth/bearer.ts";
 import type { Database } from "../db/client.ts";
-import { isDeterministicDatabaseError, isGuardFailure, withConflictRetry } from "../db/errors.ts";
+import {
+  isDeterministicDatabaseError,
+  isGuardFailure,
+  isUniqueViolation,
+  withConflictRetry,
+} from "../db/errors.ts";
 import type { Sending } from "../db/group-committed-statement.ts";
 import type { Logger } from "../log.ts";
 import { decideSale, type SaleDecision, testTransactionId } from "../tracking/sale/decide-sale.ts";
@@ -40,7 +45,7 @@ export async function writeSaleWithFallback(
     return { ...(await writeSale(db, decision, now, { aliases, sending })), commissionFailed: false };
   } catch (error) {
     if (isGuardFailure(error) || !decision.commission || !isDeterministicDatabaseError(error)) throw error;
-    if ((error as { constraint?: unknown }).constraint === saleIdConstraint) throw error;
+    if (isUniqueViolation(error, saleIdConstraint)) throw error;
     log.error("commission write failed", error, { program_id: decision.programId });
     const written = await writeSale(db, decision, now, { withCommission: false, aliases });
     return { ...written, commissionFailed: true };

@@ -39,6 +39,24 @@ function facts(overrides: Partial<SaleFacts> = {}): SaleFacts {
   };
 }
 
+/** Customer 1 of program 7, partner 3's, from `clk_1`: not signed up or converted unless `overrides` say so. */
+function saleCustomer(overrides: Partial<SaleCustomer>): SaleCustomer {
+  return {
+    id: 1,
+    programId: 7,
+    partnerId: 3,
+    clickId: "clk_1",
+    clickedAt: new Date(now.getTime() - 10 * day),
+    signedUpAt: null,
+    firstConvertedAt: null,
+    firstCommissionAt: null,
+    hasProviderCustomerId: false,
+    hasEmail: false,
+    partnerIsMember: true,
+    ...overrides,
+  };
+}
+
 function decide(body: Partial<SaleRequest>, f: SaleFacts = facts(), at = now) {
   return decideSale(
     {
@@ -59,19 +77,10 @@ describe("decideSale: attribution window with an injected clock", () => {
   });
 
   it("measures from the signup when there is one, and skips the check after the first conversion", () => {
-    const customer: SaleCustomer = {
-      id: 1,
-      programId: 7,
-      partnerId: 3,
-      clickId: "clk_1",
+    const customer = saleCustomer({
       clickedAt: new Date(now.getTime() - 100 * day),
       signedUpAt: new Date(now.getTime() - 71 * day),
-      firstConvertedAt: null,
-      firstCommissionAt: null,
-      hasProviderCustomerId: false,
-      hasEmail: false,
-      partnerIsMember: true,
-    };
+    });
     expect(decide({}, facts({ customerByKey: customer })).outcome).toBe("record");
     expect(
       decide({}, facts({ customerByKey: { ...customer, signedUpAt: new Date(now.getTime() - 69 * day) } }))
@@ -130,19 +139,11 @@ describe("decideSale: currency", () => {
 });
 
 describe("decideSale: a returning customer's row", () => {
-  const converted: SaleCustomer = {
-    id: 1,
-    programId: 7,
-    partnerId: 3,
-    clickId: "clk_1",
+  const converted = saleCustomer({
     clickedAt: new Date(now.getTime() - 10 * day),
-    signedUpAt: null,
     firstConvertedAt: new Date(now.getTime() - 5 * day),
     firstCommissionAt: new Date(now.getTime() - 5 * day),
-    hasProviderCustomerId: false,
-    hasEmail: false,
-    partnerIsMember: true,
-  };
+  });
   const cases: { name: string; customer: SaleCustomer; unchanged: boolean }[] = [
     { name: "converted, first commission dated: left alone", customer: converted, unchanged: true },
     {

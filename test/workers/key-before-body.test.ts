@@ -3,6 +3,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { programApiKeys } from "../../schema/index.ts";
 import { useFaultSwitch } from "./fault-switch.ts";
 import { createProgram, db, type ProgramFixture, postJson } from "./harness.ts";
+import { salesOf } from "./sale-harness.ts";
 
 /**
  * Spec sections 5 and 7: a missing, malformed, unknown or retired key answers 401, and a retired key on "every
@@ -243,5 +244,11 @@ describe("a refused body does not hide a bad key (sale, lead, command-line test 
         ),
       );
     }
+  });
+
+  it("records nothing for the refused requests", async () => {
+    expect(await salesOf(p.programId)).toHaveLength(0);
+    expect(await salesOf(retiredProgram.programId)).toHaveLength(0);
+    expect(await salesOf(markedProgram.programId)).toHaveLength(0);
   });
 });

@@ -1,5 +1,6 @@
 import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
+import { saleIdConstraint } from "../../lib/sales/payment-namespace.ts";
 import { createProgram, db } from "./harness.ts";
 import { runCron } from "./run-cron.ts";
 import { balanceOf, click, commissionsOf, sale, salesOf, txn } from "./sale-harness.ts";
@@ -69,5 +70,39 @@ describe("commission creation failure", () => {
     const created = (await eventsOf(p.programId)).filter((e) => e.type === "commission.created");
     expect(created).toHaveLength(1);
     expect(created[0]?.data).toMatchObject({ commission_id: commissions[0]?.id, amount_cents: 500 });
+  });
+
+  it("a sale id the database refuses as taken (a concurrent writer's) is re-read and re-decided, not taken for a failed commission", async () => {
+    const p = await createProgram({ commissionType: "percent", commissionRate: "10" });
+    const clickId = await click(p);
+    // The sale's first insert is refused as a concurrent writer's would be: the sale id's unique index, once (a
+    // sequence counts the inserts: unlike a row, it is not rolled back with the refused write).
+    const inserts = `sale_inserts_for_tests_${p.programId}`;
+    await db.execute(sql.raw(`create sequence ${inserts}`));
+    await db.execute(
+      sql.raw(`
+      create or replace function take_sale_id_once_for_tests() returns trigger language plpgsql as $$
+      begin
+        if nextval('sale_inserts_for_tests_' || new.program_id) = 1 then
+          raise unique_violation using message = 'duplicate key (test)', constraint = '${saleIdConstraint}';
+        end if;
+        return new;
+      end $$`),
+    );
+    const trigger = `take_sale_id_once_${p.programId}`;
+    await db.execute(
+      sql.raw(`create trigger ${trigger} before insert on affiliate_sale_events for each row
+               when (new.program_id = ${p.programId}) execute function take_sale_id_once_for_tests()`),
+    );
+    try {
+      const response = await sale(p, { transaction_id: txn(), amount_cents: 5000, click_id: clickId });
+      expect(response.status).toBe(200);
+      expect(response.body).toMatchObject({ sale_id: expect.any(Number), commission_id: expect.any(Number) });
+      const [stored] = await salesOf(p.programId);
+      expect(stored?.needsCommission).toBe(false);
+      expect(await commissionsOf(p.programId)).toHaveLength(1);
+    } finally {
+      await db.execute(sql.raw(`drop trigger if exists ${trigger} on affiliate_sale_events`));
+    }
   });
 });

@@ -38,4 +38,26 @@ describe("concurrent identical sales (PostgreSQL)", () => {
     expect(await commissionsOf(p.programId)).toHaveLength(1);
     expect(await balanceOf(p.programId, p.partnerIds[0])).toBe(100);
   });
+
+  it("20 identical sales of a returning customer at once (its row no longer locked): one 200, one commission", async () => {
+    const p = await createProgram({ commissionType: "recurring_percent", commissionRate: "10" });
+    const clickId = await click(p);
+    const first = await sale(p, { transaction_id: txn(), amount_cents: 1000, click_id: clickId });
+    expect(first.status).toBe(200);
+    const body = { transaction_id: txn(), amount_cents: 10_000, click_id: clickId };
+    const responses = await Promise.all(Array.from({ length: 20 }, () => sale(p, body)));
+    const ok = responses.filter((r) => r.status === 200);
+    const conflicts = responses.filter((r) => r.status === 409);
+    expect(ok).toHaveLength(1);
+    expect(conflicts).toHaveLength(19);
+    for (const conflict of conflicts) {
+      expect(conflict.body.error).toMatchObject({
+        code: "duplicate_transaction",
+        details: { sale_id: ok[0]?.body.sale_id },
+      });
+    }
+    expect(await salesOf(p.programId)).toHaveLength(2);
+    expect(await commissionsOf(p.programId)).toHaveLength(2);
+    expect(await balanceOf(p.programId, p.partnerIds[0])).toBe(100 + 1000);
+  });
 });
