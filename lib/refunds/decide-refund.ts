@@ -21,6 +21,10 @@ export interface RefundFacts {
     version: number;
     isTest: boolean;
   } | null;
+  /**
+   * Refunds already applied to the sale that this call could repeat (`repeatOf`): the refund endpoint reads
+   * only those, the provider's reversals every one.
+   */
   appliedRefunds: ReadonlyArray<{ idempotencyKey: string; amountCents: number }>;
 }
 
@@ -82,6 +86,25 @@ export function idempotencyKeyFor(intent: RefundIntent): string {
 }
 
 /**
+ * What an applied refund of the sale holds when a call repeats it: the same idempotency key, or, for a partial
+ * refund without a `refund_id`, the same amount (`amountCents`, null when the amount does not count).
+ */
+export interface RefundRepeat {
+  idempotencyKey: string;
+  amountCents: number | null;
+}
+
+/**
+ * This call's `RefundRepeat`. The refund endpoint reads only the applied refunds that match it, so its read
+ * does not grow with the sale's refunds.
+ */
+export function repeatOf(intent: RefundIntent): RefundRepeat {
+  const idempotencyKey = idempotencyKeyFor(intent);
+  const full = intent.amountCents === null || intent.amountCents === 0;
+  return { idempotencyKey, amountCents: intent.refundId === null && !full ? intent.amountCents : null };
+}
+
+/**
  * The commission state table (spec section 3). The cumulative refunded amount, capped at the sale amount,
  * decides the target: the commission's total reduction is always `round_half_up(commission * refunded /
  * sale)` (all of it once fully refunded), and each call deducts the difference from what was already
@@ -89,7 +112,7 @@ export function idempotencyKeyFor(intent: RefundIntent): string {
  */
 export function decideRefund(facts: RefundFacts, intent: RefundIntent): RefundDecision {
   const { sale, commission } = facts;
-  const key = idempotencyKeyFor(intent);
+  const repeat = repeatOf(intent);
   const commissionId = commission?.id ?? null;
   const full = intent.amountCents === null || intent.amountCents === 0;
 
@@ -98,8 +121,8 @@ export function decideRefund(facts: RefundFacts, intent: RefundIntent): RefundDe
   if (sale.awaitingCommission) return { outcome: "awaiting_commission" };
   const repeated = facts.appliedRefunds.some(
     (applied) =>
-      applied.idempotencyKey === key ||
-      (intent.refundId === null && !full && applied.amountCents === intent.amountCents),
+      applied.idempotencyKey === repeat.idempotencyKey ||
+      (repeat.amountCents !== null && applied.amountCents === repeat.amountCents),
   );
   if (repeated) {
     return {
@@ -119,7 +142,7 @@ export function decideRefund(facts: RefundFacts, intent: RefundIntent): RefundDe
     expectedRefundedCents: sale.refundedCents,
     newRefundedCents,
     appliedCents,
-    idempotencyKey: key,
+    idempotencyKey: repeat.idempotencyKey,
     refundId: full ? null : intent.refundId,
     reason: intent.reason,
     recordedReason: intent.refundReason?.trim() || intent.reason,

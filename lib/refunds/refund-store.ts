@@ -16,7 +16,7 @@ import { keptPlanStatement } from "../db/kept-plan.ts";
 import { keptPlanSequence } from "../db/kept-plan-sequence.ts";
 import { wellFormedJson } from "../db/well-formed-json.ts";
 import { commissionRefundedWebhookStatement } from "../webhooks/outbox-statements.ts";
-import type { RefundFacts, RefundWrite } from "./decide-refund.ts";
+import type { RefundFacts, RefundRepeat, RefundWrite } from "./decide-refund.ts";
 import type { RefundNotification } from "./refund-notifications.ts";
 
 export interface RefundRead {
@@ -26,15 +26,37 @@ export interface RefundRead {
   parties: { programId: number; partnerId: number | null; advertiserId: number } | null;
 }
 
-/**
- * The columns the refund rules read for a sale `s` (joined to its program `p`): the sale, its commission
- * and the refunds already applied. Shared by the refund endpoint and the provider's reversal events.
- */
+/** The sale `s` and its program `p` whose columns `refundFactsColumns` reads. */
 export const refundSale = alias(saleEvents, "s");
 export const refundProgram = alias(programs, "p");
 const r = alias(refunds, "r");
 const m = commissions;
-export const refundFactsColumns = sql`
+/** Every refund applied to the sale `s`, as `refundFactsColumns` reads them: the provider's reversals read all. */
+export const everyAppliedRefund = sql`
+  select ${r.idempotencyKey} as key, ${r.requestedCents} as amount from ${refunds} ${r} where ${r.saleId} = ${refundSale.id}`;
+
+/**
+ * The refunds applied to the sale `s` that a call would repeat (`repeatOf` in decide-refund.ts): the one under
+ * its idempotency key (a lookup), and, when `amountCents` is not null, those of the same amount under another
+ * key. The refund endpoint reads only these, so its read stays one lookup however many refunds the sale has.
+ */
+function appliedRefundsRepeatedBy(idempotencyKey: SQL, amountCents: SQL): SQL {
+  return sql`
+  select ${r.idempotencyKey} as key, ${r.requestedCents} as amount from ${refunds} ${r}
+  where ${r.saleId} = ${refundSale.id} and ${r.idempotencyKey} = ${idempotencyKey}
+  union all
+  select ${r.idempotencyKey}, ${r.requestedCents} from ${refunds} ${r}
+  where ${amountCents} is not null and ${r.saleId} = ${refundSale.id}
+    and ${r.requestedCents} = ${amountCents} and ${r.idempotencyKey} <> ${idempotencyKey}`;
+}
+
+/**
+ * The columns the refund rules read for a sale `s` (joined to its program `p`): the sale, its commission
+ * and the applied refunds `appliedRefunds` selects (`key`, `amount`). Shared by the refund endpoint and the
+ * provider's reversal events.
+ */
+export function refundFactsColumns(appliedRefunds: SQL): SQL {
+  return sql`
   ${refundSale.id} as id, ${refundSale.amountCents} as amount_cents, ${refundSale.refundedCents} as refunded_cents,
   ${refundSale.currency} as currency, ${refundSale.needsCommission} as needs_commission,
   ${refundSale.programId} as program_id, ${refundProgram.advertiserId} as advertiser_id,
@@ -44,8 +66,9 @@ export const refundFactsColumns = sql`
             ${m.paidOutAt} is not null or ${m.status} = 'paid' as paid_out, ${m.version} as version,
             ${m.isTest} as is_test, ${m.partnerId} as partner_id
      from ${m} where ${m.saleId} = ${refundSale.id}) c) as commission,
-  coalesce((select json_agg(json_build_object('key', ${r.idempotencyKey}, 'amount', ${r.requestedCents}))
-            from ${refunds} ${r} where ${r.saleId} = ${refundSale.id}), '[]'::json) as refunds`;
+  coalesce((select json_agg(json_build_object('key', applied.key, 'amount', applied.amount))
+            from (${appliedRefunds}) applied), '[]'::json) as refunds`;
+}
 
 export function refundFactsFromRow(row: Record<string, unknown>): {
   facts: RefundFacts;
@@ -100,12 +123,13 @@ export function refundFactsFromRow(row: Record<string, unknown>): {
  * provider-recorded sale by its Checkout Session id, an invoice sale by its PaymentIntent id (payment_aliases,
  * the one index of a payment's ids); a live sale before a test sale of the same id. ONE statement, each part
  * as JSON, run as the PL/pgSQL function `read_refund_facts` (`keptPlanStatement`, migration 0035): planned
- * once per connection, not per refund.
+ * once per connection, not per refund. Of the sale's applied refunds it reads only those the call would repeat
+ * (`repeatKey`, `repeatAmountCents`: `repeatOf` in decide-refund.ts; migration 0051).
  */
 export const refundFactsStatement = keptPlanStatement({
   functionName: "read_refund_facts",
-  names: ["keyHash", "transactionId"],
-  parameterTypes: { keyHash: "text", transactionId: "text" },
+  names: ["keyHash", "transactionId", "repeatKey", "repeatAmountCents"],
+  parameterTypes: { keyHash: "text", transactionId: "text", repeatKey: "text", repeatAmountCents: "bigint" },
   returns: [
     ["key", "json"],
     ["sale", "json"],
@@ -121,7 +145,7 @@ export const refundFactsStatement = keptPlanStatement({
       select
         (select row_to_json(part) from (${apiKeyRecordQuery(q.keyHash)}) part) as key,
         (select row_to_json(part) from (
-          select ${refundFactsColumns}
+          select ${refundFactsColumns(appliedRefundsRepeatedBy(sql`${q.repeatKey}::text`, sql`${q.repeatAmountCents}::bigint`))}
           from ${saleEvents} ${s}
           join ${programs} ${refundProgram} on ${refundProgram.id} = ${s.programId}
           where ${checkedNotSearched(sql`${s.programId} = ${keyProgram}`)}
@@ -143,16 +167,27 @@ export const refundReadSent = groupCommittedStatement<
 >({ functionName: "read_refund_facts_batch", statement: refundFactsStatement, what: "refund read" });
 
 /**
- * The key, and the sale (of the key's program only) with its commission and applied refunds: one round trip
+ * The key, and the sale (of the key's program only) with its commission and the applied refunds this call
+ * would repeat (none when `repeat` is null, for a body that is not a valid refund): one round trip
  * (which may be shared with the reads of other refunds arriving at the same time, `lib/db/group-commit.ts`).
  */
 export async function readRefundFacts(
   db: Database,
   keyHash: string,
   transactionId: string | null,
+  repeat: RefundRepeat | null,
   sending?: Sending,
 ): Promise<RefundRead> {
-  const row = await refundReadSent.send(db, { keyHash, transactionId }, sending);
+  const row = await refundReadSent.send(
+    db,
+    {
+      keyHash,
+      transactionId,
+      repeatKey: repeat?.idempotencyKey ?? null,
+      repeatAmountCents: repeat?.amountCents ?? null,
+    },
+    sending,
+  );
   const key = apiKeyRecordFromRow(row.key ?? undefined);
   if (!row.sale) return { key, facts: null, parties: null };
   return { key, ...refundFactsFromRow(row.sale) };

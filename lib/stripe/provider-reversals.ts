@@ -12,6 +12,7 @@ import type { RefundOutcome, RefundParties } from "../refunds/apply-refund.ts";
 import type { RefundFacts, RefundIntent } from "../refunds/decide-refund.ts";
 import { type RefundPlan, refundSale } from "../refunds/refund-sale.ts";
 import {
+  everyAppliedRefund,
   refundFactsColumns,
   refundFactsFromRow,
   refundProgram,
@@ -55,7 +56,7 @@ export async function readReversalFacts(db: Database, programId: number, target:
   const s = saleRow;
   const p = refundProgram;
   const result = await db.execute(sql`
-    select ${refundFactsColumns}, ${s.source} as source
+    select ${refundFactsColumns(everyAppliedRefund)}, ${s.source} as source
     from ${saleEvents} ${s}
     join ${programs} ${p} on ${p.id} = ${s.programId}
     where ${s.programId} = ${programId}::int and ${target}

@@ -20,7 +20,8 @@ import { keptPlanStatements } from "../../lib/kept-plan-statements.ts";
  * `statement index` -> why.
  */
 const PREFIX_READS: Record<string, string> = {
-  "read_refund_facts refunds_sale_idempotency_unique": "the sale's refunds, by the sale",
+  "read_refund_facts refunds_sale_idempotency_unique":
+    "a refund without a refund_id: the sale's refunds of its amount, by the sale",
 };
 
 interface PlanNode {

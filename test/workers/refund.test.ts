@@ -1,5 +1,8 @@
 import { sql } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
+import { sha256Hex } from "../../lib/auth/api-keys.ts";
+import type { RefundRepeat } from "../../lib/refunds/decide-refund.ts";
+import { readRefundFacts } from "../../lib/refunds/refund-store.ts";
 import { withdrawals } from "../../schema/index.ts";
 import { createProgram, db, type ProgramFixture, postJson } from "./harness.ts";
 import {
@@ -742,6 +745,70 @@ describe("commission state table through HTTP", () => {
     expect(await refundsOfSale(s.saleId)).toHaveLength(2);
     expect(await commissionRow(s.commissionId!)).toMatchObject({ deductedCents: 400 });
     expect(await balanceOf(p.programId, p.partnerIds[0])).toBe(1600);
+  });
+
+  it("a repeat is found among many refunds of the sale, by its refund_id or, without one, by its amount", async () => {
+    const p = await createProgram();
+    const s = await trackedSale(p, 100_000);
+    for (const amount of [100, 200, 300, 400, 500]) {
+      const body = {
+        transaction_id: s.transactionId,
+        refund_amount_cents: amount,
+        refund_id: `re_${amount}`,
+      };
+      expect((await refund(p, body)).body).toMatchObject({ status: "refunded" });
+    }
+    await refund(p, { transaction_id: s.transactionId, refund_amount_cents: 600 });
+    const skipped = (reason: string) => ({
+      success: true,
+      status: "skipped",
+      reason,
+      commission_id: s.commissionId,
+    });
+    const repeats: Array<[Record<string, unknown>, string]> = [
+      [{ refund_amount_cents: 999, refund_id: "re_300" }, "refund_id already applied"],
+      [{ refund_amount_cents: 300 }, "duplicate refund (same amount) ignored"], // applied under re_300
+      [{ refund_amount_cents: 600 }, "duplicate refund (same amount) ignored"], // applied without an id
+    ];
+    for (const [body, reason] of repeats) {
+      expect((await refund(p, { transaction_id: s.transactionId, ...body })).body).toEqual(skipped(reason));
+    }
+    // With a refund_id, an amount already applied under another id is another refund.
+    expect(
+      (await refund(p, { transaction_id: s.transactionId, refund_amount_cents: 300, refund_id: "re_new" }))
+        .body,
+    ).toMatchObject({ status: "refunded" });
+    expect((await saleRow(s.saleId)).refundedCents).toBe(2400);
+    expect(await refundsOfSale(s.saleId)).toHaveLength(7);
+  });
+
+  it("the endpoint's read carries only the applied refunds the call would repeat, not every refund of the sale", async () => {
+    const p = await createProgram();
+    const s = await trackedSale(p, 100_000);
+    for (const amount of [100, 200, 300]) {
+      await refund(p, {
+        transaction_id: s.transactionId,
+        refund_amount_cents: amount,
+        refund_id: `re_${amount}`,
+      });
+    }
+    await refund(p, { transaction_id: s.transactionId, refund_amount_cents: 200 }); // skipped: 200 applied
+    await refund(p, { transaction_id: s.transactionId, refund_amount_cents: 400 });
+    const keyHash = await sha256Hex(p.apiKey);
+    const appliedRefunds = async (repeat: RefundRepeat | null) =>
+      (await readRefundFacts(db, keyHash, s.transactionId, repeat)).facts?.appliedRefunds;
+    expect(await appliedRefunds({ idempotencyKey: "id:re_200", amountCents: null })).toEqual([
+      { idempotencyKey: "id:re_200", amountCents: 200 },
+    ]);
+    expect(await appliedRefunds({ idempotencyKey: "id:re_new", amountCents: null })).toEqual([]);
+    expect(await appliedRefunds({ idempotencyKey: "amount:200", amountCents: 200 })).toEqual([
+      { idempotencyKey: "id:re_200", amountCents: 200 },
+    ]);
+    expect(await appliedRefunds({ idempotencyKey: "amount:400", amountCents: 400 })).toEqual([
+      { idempotencyKey: "amount:400", amountCents: 400 },
+    ]);
+    expect(await appliedRefunds({ idempotencyKey: "full", amountCents: null })).toEqual([]);
+    expect(await appliedRefunds(null)).toEqual([]);
   });
 
   it("a sale without commission -> no_commission with a message; the refund is still recorded once", async () => {

@@ -17,12 +17,17 @@ import { rateLimit } from "../../../../lib/http/rate-limit.ts";
 import { requireBearer } from "../../../../lib/http/require-bearer.ts";
 import { sendingOf } from "../../../../lib/http/sending.ts";
 import { rateLimits } from "../../../../lib/ratelimit/policies.ts";
+import { type RefundIntent, repeatOf } from "../../../../lib/refunds/decide-refund.ts";
 import {
   type RefundBody,
   refundResponseBody,
   saleNotFoundError,
 } from "../../../../lib/refunds/refund-outcome-http.ts";
-import { RefundRequestSchema, RefundResponseSchema } from "../../../../lib/refunds/refund-request.ts";
+import {
+  type RefundRequest,
+  RefundRequestSchema,
+  RefundResponseSchema,
+} from "../../../../lib/refunds/refund-request.ts";
 import { type RefundPlan, refundSale } from "../../../../lib/refunds/refund-sale.ts";
 import { readRefundFacts } from "../../../../lib/refunds/refund-store.ts";
 import { firstIssueMessage } from "../../../../lib/validation/first-issue.ts";
@@ -77,6 +82,15 @@ async function readJson(c: Context<AppEnv>): Promise<{ ok: true; value: unknown 
   }
 }
 
+function refundIntent(input: RefundRequest): RefundIntent {
+  return {
+    amountCents: input.refund_amount_cents ?? null,
+    refundId: input.refund_id ?? null,
+    reason: input.reason ?? "refund",
+    refundReason: input.refund_reason ?? null,
+  };
+}
+
 async function handleRefund(c: Context<AppEnv>) {
   const { db, clock, config } = c.get("deps");
   const credential = await requestCredential(c);
@@ -88,6 +102,11 @@ async function handleRefund(c: Context<AppEnv>) {
       ? (raw.value as { transaction_id?: unknown }).transaction_id
       : null;
   const now = clock.now();
+  // The body is parsed before the read, which needs the refund it would repeat, and its errors are answered
+  // after the key's: a bad key answers 401 whatever the body.
+  const parsed = raw.ok ? RefundRequestSchema.safeParse(raw.value) : null;
+  const repeat =
+    parsed?.success && !hasNul(parsed.data.refund_id ?? "") ? repeatOf(refundIntent(parsed.data)) : null;
 
   const result = await refundSale(
     db,
@@ -98,6 +117,7 @@ async function handleRefund(c: Context<AppEnv>) {
         keyHash,
         // A NUL cannot be a parameter; such an id matches no sale, and the body check below answers 400.
         typeof rawTransactionId === "string" && !hasNul(rawTransactionId) ? rawTransactionId.trim() : null,
+        repeat,
         sendingOf(c),
       );
       if (read.key) c.set("authenticatedKeyHash", keyHash);
@@ -106,23 +126,15 @@ async function handleRefund(c: Context<AppEnv>) {
       c.set("keyRotation", verdict.rotation ?? undefined);
       if (verdict.isTest) return { answer: { success: true as const, test: true as const } };
 
-      if (!raw.ok) throw badRequest("Malformed JSON in request body");
-      const parsed = RefundRequestSchema.safeParse(raw.value);
+      if (!parsed) throw badRequest("Malformed JSON in request body");
       if (!parsed.success) throw badRequest(firstIssueMessage(parsed.error));
       assertStorableText(parsed.data);
-      const input = parsed.data;
       // Spec section 1: a test-mode tracking body affects no real commission state. Like a test key's refund,
       // it is answered without touching the sale (the body is checked first, so an integration can test it).
-      if (input.additional_data?.test_mode === true)
+      if (parsed.data.additional_data?.test_mode === true)
         return { answer: { success: true as const, test: true as const } };
       if (!read.facts || !read.parties) throw saleNotFoundError();
-      const intent = {
-        amountCents: input.refund_amount_cents ?? null,
-        refundId: input.refund_id ?? null,
-        reason: input.reason ?? ("refund" as const),
-        refundReason: input.refund_reason ?? null,
-      };
-      return { refund: { facts: read.facts, parties: read.parties, intent } };
+      return { refund: { facts: read.facts, parties: read.parties, intent: refundIntent(parsed.data) } };
     },
     // Refunds of one sale serialize on its row: an attempt loses only to another refund of that sale that
     // committed after its read, so N refunds of one sale at once need up to N attempts (the default 8 let
