@@ -1,13 +1,13 @@
 -- The refund endpoint's read takes the refund the call would repeat (lib/refunds/decide-refund.ts, `repeatOf`):
 -- its idempotency key and, for a partial refund without a refund_id, its amount. Of the sale's applied refunds it
--- reads only those (a lookup by the sale and key; by the sale and amount only for an amount-keyed refund) instead
--- of every one as JSON: the read, its transfer and its parse no longer grow with the sale's refunds. The
--- two-parameter function is dropped (one definition per name, test/node/kept-plans.test.ts), so a refund sent to a
--- worker deployed before this migration, between the migration and the deploy, answers 500, which the spec lets
--- the brand retry with the same refund_id.
-DROP FUNCTION IF EXISTS read_refund_facts(text, text);
---> statement-breakpoint
-CREATE OR REPLACE FUNCTION read_refund_facts(text, text, text, bigint)
+-- returns only those: the one under that key (a lookup on the sale and key) and, only when the amount counts, those
+-- of that amount (the sale's refunds walked by the sale, none sent but those), instead of every one as JSON, so
+-- what the read sends and the worker parses no longer grows with the sale's refunds.
+-- New names, read_refund_and_repeats and its batch: the two-parameter read_refund_facts and read_refund_facts_batch
+-- stay, unchanged, for workers deployed before this migration (they read every refund and decide as before), until
+-- a later migration drops them. Replacing them under their own names would have fed such a worker's batched reads
+-- no refunds at all (its items carry no key), and a refund repeated by its amount would have been applied twice.
+CREATE OR REPLACE FUNCTION read_refund_and_repeats(text, text, text, bigint)
 RETURNS TABLE (key json, sale json)
 LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan SET enable_seqscan = off AS $kept$
 #variable_conflict use_column
@@ -52,7 +52,7 @@ select
 END;
 $kept$;
 --> statement-breakpoint
-CREATE OR REPLACE FUNCTION read_refund_facts_batch(jsonb)
+CREATE OR REPLACE FUNCTION read_refund_and_repeats_batch(jsonb)
 RETURNS TABLE (batch_item integer, key json, sale json)
 LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan AS $kept$
 DECLARE
@@ -60,7 +60,7 @@ DECLARE
 BEGIN
   batch_item := 0;
   FOR item IN SELECT * FROM jsonb_array_elements($1) LOOP
-    RETURN QUERY SELECT batch_item, * FROM read_refund_facts((item->>0)::text, (item->>1)::text, (item->>2)::text, (item->>3)::bigint);
+    RETURN QUERY SELECT batch_item, * FROM read_refund_and_repeats((item->>0)::text, (item->>1)::text, (item->>2)::text, (item->>3)::bigint);
     batch_item := batch_item + 1;
   END LOOP;
 END;

@@ -37,8 +37,10 @@ export const everyAppliedRefund = sql`
 
 /**
  * The refunds applied to the sale `s` that a call would repeat (`repeatOf` in decide-refund.ts): the one under
- * its idempotency key (a lookup), and, when `amountCents` is not null, those of the same amount under another
- * key. The refund endpoint reads only these, so its read stays one lookup however many refunds the sale has.
+ * its idempotency key (a lookup), and, when `amountCents` is not null (a partial refund without a `refund_id`),
+ * those of the same amount under another key (the sale's refunds walked by its index, none of them sent but
+ * those). The refund endpoint reads only these, so what it sends and parses no longer grows with the sale's
+ * refunds, and a refund with a `refund_id` reads one index entry of them.
  */
 function appliedRefundsRepeatedBy(idempotencyKey: SQL, amountCents: SQL): SQL {
   return sql`
@@ -122,12 +124,13 @@ export function refundFactsFromRow(row: Record<string, unknown>): {
  * The key's record, and the sale of the key's program by the given id, or by any other id of the payment: a
  * provider-recorded sale by its Checkout Session id, an invoice sale by its PaymentIntent id (payment_aliases,
  * the one index of a payment's ids); a live sale before a test sale of the same id. ONE statement, each part
- * as JSON, run as the PL/pgSQL function `read_refund_facts` (`keptPlanStatement`, migration 0035): planned
- * once per connection, not per refund. Of the sale's applied refunds it reads only those the call would repeat
- * (`repeatKey`, `repeatAmountCents`: `repeatOf` in decide-refund.ts; migration 0051).
+ * as JSON, run as the PL/pgSQL function `read_refund_and_repeats` (`keptPlanStatement`): planned once per
+ * connection, not per refund. Of the sale's applied refunds it reads only those the call would repeat
+ * (`repeatKey`, `repeatAmountCents`: `repeatOf` in decide-refund.ts; migration 0051, where it replaced
+ * `read_refund_facts`, which read them all).
  */
 export const refundFactsStatement = keptPlanStatement({
-  functionName: "read_refund_facts",
+  functionName: "read_refund_and_repeats",
   names: ["keyHash", "transactionId", "repeatKey", "repeatAmountCents"],
   parameterTypes: { keyHash: "text", transactionId: "text", repeatKey: "text", repeatAmountCents: "bigint" },
   returns: [
@@ -160,11 +163,11 @@ export const refundFactsStatement = keptPlanStatement({
   },
 });
 
-/** The refund's read through the isolate's group commit (`read_refund_facts_batch`, migration 0045). */
+/** The refund's read through the isolate's group commit (`read_refund_and_repeats_batch`, migration 0051). */
 export const refundReadSent = groupCommittedStatement<
   typeof refundFactsStatement.names,
   { key: Parameters<typeof apiKeyRecordFromRow>[0] | null; sale: Record<string, unknown> | null }
->({ functionName: "read_refund_facts_batch", statement: refundFactsStatement, what: "refund read" });
+>({ functionName: "read_refund_and_repeats_batch", statement: refundFactsStatement, what: "refund read" });
 
 /**
  * The key, and the sale (of the key's program only) with its commission and the applied refunds this call

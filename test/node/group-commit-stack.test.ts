@@ -19,6 +19,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type LocalStack, startLocalStack } from "../../dev/local-stack.ts";
 import type { DemoProgram } from "../../dev/seed.ts";
 import { UNSCOPED } from "../../dev/sql-faults.ts";
+import { issueApiKey } from "../../lib/auth/api-keys.ts";
 
 let dataDir: string;
 let stack: LocalStack;
@@ -292,7 +293,7 @@ describe("leads, sales and refunds arriving together (local stack)", () => {
     );
     expect(refunds.map((a) => [a.status, a.body.success])).toEqual(clickIds.map(() => [200, true]));
 
-    for (const read of ["read_lead_facts_batch", "read_sale_facts_batch", "read_refund_facts_batch"]) {
+    for (const read of ["read_lead_facts_batch", "read_sale_facts_batch", "read_refund_and_repeats_batch"]) {
       expect((readBatches[read] ?? 0) - (before[read] ?? 0), read).toBeGreaterThan(0);
     }
     for (const write of ["write_leads", "write_sales", "write_refunds"]) {
@@ -415,6 +416,44 @@ describe("writes of sales and refunds arriving together (write_sales, write_refu
     expect(rows).toHaveLength(11);
     expect(rows[0]?.refunded_cents).toBe("2000");
     expect(writeBatches.write_refunds ?? 0).toBeGreaterThan(before);
+    await expectBalancesMatchLedger();
+  });
+
+  it("repeats by amount at once, through batched reads: an amount applied under a refund_id is skipped, a new one applied once", async () => {
+    const run = crypto.randomUUID().slice(0, 8);
+    const [transactionId] = await salesOnNewClicks(run, 1);
+    // A key of its own: the refunds here would take the program key past its 120 a minute, which the later
+    // tests share.
+    const ownKey = await issueApiKey(false);
+    await stack.sql.query(
+      "insert into program_api_keys (program_id, key_hash, key_prefix, is_test) values ($1, $2, $3, false)",
+      [program.program_id, ownKey.keyHash, ownKey.keyPrefix],
+    );
+    const refund = (body: Record<string, unknown>) =>
+      post("/api/v1/track/refund", body, { Authorization: `Bearer ${ownKey.key}` });
+    const keyed = { transaction_id: transactionId, refund_amount_cents: 700, refund_id: `keyed-${run}` };
+    expect((await refund(keyed)).body).toMatchObject({ status: "refunded" });
+    const readsBefore = readBatches.read_refund_and_repeats_batch ?? 0;
+    const byKeyedAmount = { transaction_id: transactionId, refund_amount_cents: 700 };
+    const byNewAmount = { transaction_id: transactionId, refund_amount_cents: 300 };
+    const answers = await Promise.all(
+      Array.from({ length: 16 }, (_, i) => refund(i % 2 === 0 ? byKeyedAmount : byNewAmount)),
+    );
+    expect(answers.map((a) => a.status)).toEqual(answers.map(() => 200));
+    const statuses = (amount: number) =>
+      answers
+        .filter((_, i) => (i % 2 === 0 ? 700 : 300) === amount)
+        .map((a) => a.body.status)
+        .sort();
+    expect(statuses(700)).toEqual(Array.from({ length: 8 }, () => "skipped"));
+    expect(statuses(300)).toEqual(["refunded", ...Array.from({ length: 7 }, () => "skipped")]);
+    for (const skipped of answers.filter((a) => a.body.status === "skipped")) {
+      expect(skipped.body.reason).toBe("duplicate refund (same amount) ignored");
+    }
+    const rows = await refundsOf(transactionId as string);
+    expect(rows.map((r) => r.amount_cents)).toEqual(["700", "300"]);
+    expect(rows[0]?.refunded_cents).toBe("1000");
+    expect(readBatches.read_refund_and_repeats_batch ?? 0).toBeGreaterThan(readsBefore);
     await expectBalancesMatchLedger();
   });
 

@@ -20,7 +20,7 @@ import { keptPlanStatements } from "../../lib/kept-plan-statements.ts";
  * `statement index` -> why.
  */
 const PREFIX_READS: Record<string, string> = {
-  "read_refund_facts refunds_sale_idempotency_unique":
+  "read_refund_and_repeats refunds_sale_idempotency_unique":
     "a refund without a refund_id: the sale's refunds of its amount, by the sale",
 };
 

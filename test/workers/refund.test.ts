@@ -725,6 +725,22 @@ describe("commission state table through HTTP", () => {
     expect(await balanceOf(p.programId, p.partnerIds[0])).toBe(1600);
   });
 
+  it("a refund_id holding a lone surrogate, sent again, is skipped as applied (stored and looked up alike)", async () => {
+    const p = await createProgram();
+    const s = await trackedSale(p, 10_000);
+    // Stored with U+FFFD in place of the lone surrogate, and now looked up the same way: the raw id matched no
+    // stored one, and the repeat answered 500 once its insert had met the unique index 32 times.
+    const body = { transaction_id: s.transactionId, refund_amount_cents: 1000, refund_id: "re_\ud800x" };
+    expect((await refund(p, body)).body).toMatchObject({ status: "refunded", deductionAmount: 200 });
+    expect((await refund(p, body)).body).toEqual({
+      success: true,
+      status: "skipped",
+      reason: "refund_id already applied",
+      commission_id: s.commissionId,
+    });
+    expect(await refundsOfSale(s.saleId)).toHaveLength(1);
+  });
+
   it("the same amount without refund_id is a retry and is skipped", async () => {
     const p = await createProgram();
     const s = await trackedSale(p, 10_000);
@@ -809,6 +825,31 @@ describe("commission state table through HTTP", () => {
     ]);
     expect(await appliedRefunds({ idempotencyKey: "full", amountCents: null })).toEqual([]);
     expect(await appliedRefunds(null)).toEqual([]);
+  });
+
+  it("a worker deployed before migration 0051 still reads every applied refund, through its read and its batch", async () => {
+    const p = await createProgram();
+    const s = await trackedSale(p, 100_000);
+    for (const amount of [100, 200]) {
+      await refund(p, {
+        transaction_id: s.transactionId,
+        refund_amount_cents: amount,
+        refund_id: `re_${amount}`,
+      });
+    }
+    const keyHash = await sha256Hex(p.apiKey);
+    const every = [
+      { key: "id:re_100", amount: 100 },
+      { key: "id:re_200", amount: 200 },
+    ];
+    const alone = await db.execute<{ sale: { refunds: unknown } }>(
+      sql`select sale from read_refund_facts(${keyHash}, ${s.transactionId})`,
+    );
+    expect(alone.rows[0]?.sale.refunds).toEqual(every);
+    const batched = await db.execute<{ sale: { refunds: unknown } }>(
+      sql`select sale from read_refund_facts_batch(${JSON.stringify([[keyHash, s.transactionId]])}::jsonb)`,
+    );
+    expect(batched.rows[0]?.sale.refunds).toEqual(every);
   });
 
   it("a sale without commission -> no_commission with a message; the refund is still recorded once", async () => {
