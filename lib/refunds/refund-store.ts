@@ -144,11 +144,12 @@ export const refundFactsStatement = keptPlanStatement({
     const x = alias(saleEvents, "x");
     const a = alias(paymentAliases, "a");
     const namespaces = sql`('live', 'test:' || ${keyProgram})`;
+    const repeated = appliedRefundsRepeatedBy(sql`${q.repeatKey}::text`, sql`${q.repeatAmountCents}::bigint`);
     return sql`
       select
         (select row_to_json(part) from (${apiKeyRecordQuery(q.keyHash)}) part) as key,
         (select row_to_json(part) from (
-          select ${refundFactsColumns(appliedRefundsRepeatedBy(sql`${q.repeatKey}::text`, sql`${q.repeatAmountCents}::bigint`))}
+          select ${refundFactsColumns(repeated)}
           from ${saleEvents} ${s}
           join ${programs} ${refundProgram} on ${refundProgram.id} = ${s.programId}
           where ${checkedNotSearched(sql`${s.programId} = ${keyProgram}`)}
