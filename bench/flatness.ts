@@ -38,7 +38,9 @@ interface Figures {
 function runBench(url: string): Promise<Figures[]> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ["--import", "tsx", "bench/run.ts", ...scenarios], {
-      env: { ...process.env, DATABASE_URL: url },
+      // One round per run: this script alternates the databases for its own rounds, and reads each scenario's
+      // figures by its plain name (a run of several rounds names them `click #1`).
+      env: { ...process.env, DATABASE_URL: url, BENCH_ROUNDS: "1" },
       stdio: ["ignore", "pipe", "inherit"],
     });
     let out = "";
