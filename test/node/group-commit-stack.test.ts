@@ -429,15 +429,15 @@ describe("writes of sales and refunds arriving together (write_sales, write_refu
       "insert into program_api_keys (program_id, key_hash, key_prefix, is_test) values ($1, $2, $3, false)",
       [program.program_id, ownKey.keyHash, ownKey.keyPrefix],
     );
-    const refund = (body: Record<string, unknown>) =>
+    const refundWithOwnKey = (body: Record<string, unknown>) =>
       post("/api/v1/track/refund", body, { Authorization: `Bearer ${ownKey.key}` });
     const keyed = { transaction_id: transactionId, refund_amount_cents: 700, refund_id: `keyed-${run}` };
-    expect((await refund(keyed)).body).toMatchObject({ status: "refunded" });
+    expect((await refundWithOwnKey(keyed)).body).toMatchObject({ status: "refunded" });
     const readsBefore = readBatches.read_refund_and_repeats_batch ?? 0;
     const byKeyedAmount = { transaction_id: transactionId, refund_amount_cents: 700 };
     const byNewAmount = { transaction_id: transactionId, refund_amount_cents: 300 };
     const answers = await Promise.all(
-      Array.from({ length: 16 }, (_, i) => refund(i % 2 === 0 ? byKeyedAmount : byNewAmount)),
+      Array.from({ length: 16 }, (_, i) => refundWithOwnKey(i % 2 === 0 ? byKeyedAmount : byNewAmount)),
     );
     expect(answers.map((a) => a.status)).toEqual(answers.map(() => 200));
     const statuses = (amount: number) =>

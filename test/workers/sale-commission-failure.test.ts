@@ -103,6 +103,8 @@ describe("commission creation failure", () => {
       expect(await commissionsOf(p.programId)).toHaveLength(1);
     } finally {
       await db.execute(sql.raw(`drop trigger if exists ${trigger} on affiliate_sale_events`));
+      await db.execute(sql.raw("drop function if exists take_sale_id_once_for_tests()"));
+      await db.execute(sql.raw(`drop sequence if exists ${inserts}`));
     }
   });
 });
