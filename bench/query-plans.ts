@@ -11,7 +11,8 @@
  * EXPLAIN does not open: the statement the function runs (its body, numbered as the call's parameters) is
  * prepared with the function's parameter types and its generic plan explained, the plan the function runs.
  * A sequence of them (`lib/db/kept-plan-sequence.ts`) is explained as each step its call ran, with its values,
- * and a batch (`lib/db/kept-plan-batch.ts`, the clicks sent together) as its statement with each item's values.
+ * and a batch (`lib/db/kept-plan-batch.ts`, the clicks sent together) as its statement with each item's values;
+ * a batch of reads, which runs as one statement over its items, also as that statement with the call's array.
  *
  * Sequential scans are disabled (`enable_seqscan = off`) rather than data generated: on a small database the
  * planner rightly prefers scanning a few pages, which says nothing about 10 million rows.
@@ -59,8 +60,17 @@ const programSettingsTables = new Set(["webhook_endpoints"]);
 const keptPlanBodies = new Map(
   keptPlanStatements.map((statement) => [statement.callText(), statement.body()]),
 );
-/** Each kept-plan body's statement (its parameter types and settings). */
-const keptPlanOf = new Map(keptPlanStatements.map((statement) => [statement.body(), statement]));
+/**
+ * Each kept-plan body's statement (its parameter types and settings), and the one statement of each inlined
+ * batch (the reads sent together, `kept-plan-batch.ts`: the plan its function runs, over the items' array).
+ */
+const keptPlanOf = new Map<string, { parameterTypes: readonly string[]; settings: readonly string[] }>([
+  ...keptPlanStatements.map((statement) => [statement.body(), statement] as const),
+  ...keptPlanBatches.flatMap((batch) => {
+    const inlined = batch.inlinedStatement();
+    return inlined === undefined ? [] : [[inlined, batch] as const];
+  }),
+]);
 /** The call of each sequence of kept-plan statements: its steps' bodies are explained, each with its values. */
 const keptPlanSequenceOf = new Map(keptPlanSequences.map((sequence) => [sequence.callText(), sequence]));
 /** The call of each batch of one kept-plan statement: its statement is explained with each item's values. */
@@ -89,6 +99,8 @@ const stack = await startLocalStack({
       }
     } else if (batch) {
       for (const item of batch.itemsOfCall(params)) record(batch.statement.body(), item);
+      const inlined = batch.inlinedStatement();
+      if (inlined !== undefined) record(inlined, params);
     } else if (sequence) {
       for (const step of sequence.stepsOfCall(params)) record(step.statement.body(), step.params);
     } else {
@@ -152,6 +164,32 @@ try {
     "/api/v1/track/refund",
     { transaction_id: `plan-${run}-1`, refund_amount_cents: 100, refund_id: `plan-${run}-r` },
     key,
+  );
+  // Reads arriving together go as one statement over their items (the reads' group commit, inlined batches).
+  const together = [1, 2, 3, 4];
+  const togetherClicks = await Promise.all(together.map(() => newClick()));
+  await Promise.all(
+    together.map((n) =>
+      post("/api/v1/track/lead", { click_id: togetherClicks[n - 1], customer_key: `plan-${run}-t${n}` }, key),
+    ),
+  );
+  await Promise.all(
+    together.map((n) =>
+      post(
+        "/api/v1/track/sale",
+        { transaction_id: `plan-${run}-t${n}`, amount_cents: 5000, customer_key: `plan-${run}-t${n}` },
+        key,
+      ),
+    ),
+  );
+  await Promise.all(
+    together.map((n) =>
+      post(
+        "/api/v1/track/refund",
+        { transaction_id: `plan-${run}-t${n}`, refund_amount_cents: 100, refund_id: `plan-${run}-t${n}-r` },
+        key,
+      ),
+    ),
   );
   // The provider's path: by click id, by the buyer's email, by a provisional lead's customer key (the lookup
   // that was a sequential scan).

@@ -43,13 +43,19 @@ export function groupCommittedStatement<const Names extends readonly string[], R
   functionName: string;
   statement: KeptPlanStatement<Names>;
   what: string;
+  /** A read of one row per call: its batch runs as one statement over the calls (`kept-plan-batch.ts`). */
+  inlined?: boolean;
 }): {
   /** The batch, for the migrations' check (`lib/kept-plan-statements.ts`). */
   batch: KeptPlanBatch<Names>;
   send: (db: Database, values: ItemValues<Names>, sending?: Sending) => Promise<Row>;
 } {
   const { what } = spec;
-  const batch = keptPlanBatch({ functionName: spec.functionName, statement: spec.statement });
+  const batch = keptPlanBatch({
+    functionName: spec.functionName,
+    statement: spec.statement,
+    inlined: spec.inlined === true,
+  });
   const send = groupCommitPerDatabase<ItemValues<Names>, Row>((db) => ({
     sendOne: async (values) => {
       const row = (await db.execute<Row & Record<string, unknown>>(batch.statement.call(values))).rows[0];

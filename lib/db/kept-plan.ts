@@ -65,6 +65,11 @@ export interface KeptPlanStatement<Names extends readonly string[]> extends Kept
   call(values: { [Name in Names[number]]: PreparedValue }): SQL;
   /** The statement as the function runs it: `$k` is the function's k-th parameter (the k-th name). */
   body(): string;
+  /**
+   * The statement with each parameter written as `parameter(position)` instead (position from 0, in the
+   * order of `names`): the statement inlined where its values come from elsewhere (`kept-plan-batch.ts`).
+   */
+  bodyWith(parameter: (position: number) => string): string;
 }
 
 export interface KeptPlanSpec<Names extends readonly string[]> {
@@ -130,21 +135,23 @@ export function keptPlanStatement<const Names extends readonly string[]>(
     )})`;
   const call = preparedSql(names, buildCall);
 
+  const bodyWith = (parameter: (position: number) => string): string => {
+    // drizzle numbers every use of a placeholder as a parameter of its own; the function has one per name.
+    const { pieces, order } = render(names, build);
+    let text = pieces[0]?.value.join("") ?? "";
+    for (let i = 0; i < order.length; i++) {
+      const position = names.indexOf(order[i] as Names[number]);
+      // A value written into `build` instead of a placeholder: the function would hold `$0`.
+      if (position < 0) throw new Error(`${functionName}: parameter ${i + 1} is not a named placeholder`);
+      text += `${parameter(position)}${pieces[i + 1]?.value.join("") ?? ""}`;
+    }
+    text = text.trim();
+    if (text.includes(SOURCE_QUOTE)) throw new Error(`${SOURCE_QUOTE} in ${functionName}'s statement`);
+    return text;
+  };
   let body: string | undefined;
   const bodyText = (): string => {
-    if (body === undefined) {
-      // drizzle numbers every use of a placeholder as a parameter of its own; the function has one per name.
-      const { pieces, order } = render(names, build);
-      body = pieces[0]?.value.join("") ?? "";
-      for (let i = 0; i < order.length; i++) {
-        const position = names.indexOf(order[i] as Names[number]);
-        // A value written into `build` instead of a placeholder: the function would hold `$0`.
-        if (position < 0) throw new Error(`${functionName}: parameter ${i + 1} is not a named placeholder`);
-        body += `$${position + 1}${pieces[i + 1]?.value.join("") ?? ""}`;
-      }
-      body = body.trim();
-      if (body.includes(SOURCE_QUOTE)) throw new Error(`${SOURCE_QUOTE} in ${functionName}'s statement`);
-    }
+    body ??= bodyWith((position) => `$${position + 1}`);
     return body;
   };
 
@@ -162,6 +169,7 @@ export function keptPlanStatement<const Names extends readonly string[]>(
     call,
     callText: () => render(names, buildCall).text,
     body: bodyText,
+    bodyWith,
     source,
     definition: () => functionDefinition(statement),
   };

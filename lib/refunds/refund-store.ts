@@ -164,11 +164,16 @@ export const refundFactsStatement = keptPlanStatement({
   },
 });
 
-/** The refund's read through the isolate's group commit (`read_refund_and_repeats_batch`, migration 0051). */
+/** The refund's read through the isolate's group commit (`read_refund_and_repeats_batch`, migrations 0051, 0052). */
 export const refundReadSent = groupCommittedStatement<
   typeof refundFactsStatement.names,
   { key: Parameters<typeof apiKeyRecordFromRow>[0] | null; sale: Record<string, unknown> | null }
->({ functionName: "read_refund_and_repeats_batch", statement: refundFactsStatement, what: "refund read" });
+>({
+  functionName: "read_refund_and_repeats_batch",
+  statement: refundFactsStatement,
+  what: "refund read",
+  inlined: true,
+});
 
 /**
  * The key, and the sale (of the key's program only) with its commission and the applied refunds this call

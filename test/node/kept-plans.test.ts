@@ -462,6 +462,98 @@ describe("keptPlanBatch", () => {
   });
 });
 
+describe("keptPlanBatch of a read, inlined", () => {
+  // A read of one row per call: `label` is used twice, `value` is a parameter and a result column, and one
+  // scalar subquery looks a row up by a value (an item whose row is absent gets nulls, as alone).
+  const read = keptPlanStatement({
+    functionName: "inlined_probe_read",
+    names: ["value", "label"],
+    parameterTypes: { value: "integer", label: "text" },
+    returns: [
+      ["value", "integer"],
+      ["found", "json"],
+      ["echo", "text"],
+    ],
+    build: (q) => sql`
+      select ${q.value}::int as value,
+             (select row_to_json(p) from (select label, at from probe where probe.value = ${q.value}::int) p) as found,
+             ${q.label}::text || '/' || coalesce(${q.label}::text, '-') as echo`,
+  });
+  const inlined = keptPlanBatch({ functionName: "inlined_probe", statement: read, inlined: true });
+  const looped = keptPlanBatch({ functionName: "looped_probe", statement: read });
+
+  async function probeDatabase(): Promise<PGlite> {
+    const db = new PGlite();
+    await db.exec("create table probe (value integer primary key, label text, at timestamptz)");
+    await db.exec("insert into probe values (1, 'one', '2026-11-29T10:00:00Z'), (3, 'three', null)");
+    for (const f of [read, inlined, looped]) await db.exec(f.definition());
+    return db;
+  }
+
+  it("runs one statement over the items (the read's body, its values from each item) with the read's settings", () => {
+    const statement = inlined.inlinedStatement();
+    expect(statement).toContain("FROM jsonb_array_elements($1) WITH ORDINALITY AS batch_items");
+    expect(statement).toContain("where probe.value = (batch_items.item_values->>0)::integer::int");
+    expect(inlined.source()).not.toContain("inlined_probe_read(");
+    expect(inlined.settings).toEqual(read.settings);
+    expect(inlined.settings).toContain("enable_seqscan = off");
+    expect(looped.inlinedStatement()).toBeUndefined();
+    expect(looped.source()).toContain("inlined_probe_read(");
+    expect(inlined.definition()).toContain(
+      "RETURNS TABLE (batch_item integer, value integer, found json, echo text)",
+    );
+  });
+
+  it("answers each item the row its read answers alone, in the items' order, as the call per item does (PGlite)", async () => {
+    const db = await probeDatabase();
+    try {
+      const items = [
+        { value: 3, label: "c" },
+        { value: 2, label: null },
+        { value: 1, label: "a\ud800" },
+        { value: 3, label: "c" },
+      ];
+      const { rows } = await runCall(db, inlined.call(items));
+      const alone = [];
+      for (const [i, item] of items.entries()) {
+        const [row] = (await runCall(db, read.call(item))).rows;
+        alone.push({ batch_item: i, ...row });
+      }
+      expect(rows).toEqual(alone);
+      expect(rows).toEqual([
+        { batch_item: 0, value: 3, found: { label: "three", at: null }, echo: "c/c" },
+        { batch_item: 1, value: 2, found: null, echo: null },
+        {
+          batch_item: 2,
+          value: 1,
+          found: { label: "one", at: "2026-11-29T10:00:00+00:00" },
+          echo: "a\ufffd/a\ufffd",
+        },
+        { batch_item: 3, value: 3, found: { label: "three", at: null }, echo: "c/c" },
+      ]);
+      expect((await runCall(db, looped.call(items))).rows).toEqual(rows);
+    } finally {
+      await db.close();
+    }
+  });
+
+  it("refuses a read with a column named as the statement names the items or its rows", () => {
+    for (const name of ["batch_items", "item_values", "item_number", "statement_rows"]) {
+      const clash = keptPlanStatement({
+        functionName: "inlined_probe_clash",
+        names: ["value"],
+        parameterTypes: { value: "integer" },
+        returns: [[name, "integer"]],
+        build: (q) => sql`select ${q.value}::int as ${sql.raw(name)}`,
+      });
+      expect(() =>
+        keptPlanBatch({ functionName: "inlined_probe_all", statement: clash, inlined: true }),
+      ).toThrow(`inlined_probe_all: inlined_probe_clash has a column named ${name}`);
+      expect(() => keptPlanBatch({ functionName: "looped_probe_all", statement: clash })).not.toThrow();
+    }
+  });
+});
+
 describe("keptPlanWriteBatch", () => {
   // A write of two steps: a log row, then a row whose key is unique and whose value must not be negative; it
   // answers the id and how many rows the probe held before it. An item that fails on the second step must

@@ -121,11 +121,12 @@ export const leadFactsStatement = keptPlanStatement({
   },
 });
 
-/** The lead's read through the isolate's group commit (`read_lead_facts_batch`, migration 0045). */
+/** The lead's read through the isolate's group commit (`read_lead_facts_batch`, migrations 0045, 0052). */
 export const leadReadSent = groupCommittedStatement<typeof leadFactsStatement.names, LeadRow>({
   functionName: "read_lead_facts_batch",
   statement: leadFactsStatement,
   what: "lead read",
+  inlined: true,
 });
 
 /**

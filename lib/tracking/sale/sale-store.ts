@@ -173,11 +173,12 @@ type SaleFactsRow = {
   click: Row | null;
 };
 
-/** The sale's read through the isolate's group commit (`read_sale_facts_batch`, migration 0045). */
+/** The sale's read through the isolate's group commit (`read_sale_facts_batch`, migrations 0045, 0052). */
 export const saleReadSent = groupCommittedStatement<typeof saleFactsStatement.names, SaleFactsRow>({
   functionName: "read_sale_facts_batch",
   statement: saleFactsStatement,
   what: "sale read",
+  inlined: true,
 });
 
 /**
