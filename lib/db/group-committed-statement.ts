@@ -51,11 +51,7 @@ export function groupCommittedStatement<const Names extends readonly string[], R
   send: (db: Database, values: ItemValues<Names>, sending?: Sending) => Promise<Row>;
 } {
   const { what } = spec;
-  const batch = keptPlanBatch({
-    functionName: spec.functionName,
-    statement: spec.statement,
-    inlined: spec.inlined === true,
-  });
+  const batch = keptPlanBatch(spec);
   const send = groupCommitPerDatabase<ItemValues<Names>, Row>((db) => ({
     sendOne: async (values) => {
       const row = (await db.execute<Row & Record<string, unknown>>(batch.statement.call(values))).rows[0];

@@ -5,6 +5,7 @@ import {
   GENERIC_PLANS,
   type KeptPlanFunction,
   type KeptPlanStatement,
+  valueFromJsonArray,
 } from "./kept-plan.ts";
 import { statementValues } from "./kept-plan-sequence.ts";
 import { type PreparedValue, preparedSql, render } from "./prepared-sql.ts";
@@ -84,7 +85,7 @@ export function keptPlanBatch<const Names extends readonly string[]>(spec: {
 
   /** The inlined form's statement: the items, each joined to the statement's row of its values. */
   const inlinedStatement = (): string => {
-    const value = (k: number) => `(batch_items.item_values->>${k})::${statement.parameterTypes[k]}`;
+    const value = (k: number) => valueFromJsonArray(statement, "batch_items.item_values", k);
     return (
       "SELECT (batch_items.item_number - 1)::integer, statement_rows.*\n" +
       "  FROM jsonb_array_elements($1) WITH ORDINALITY AS batch_items (item_values, item_number)\n" +
@@ -99,7 +100,7 @@ export function keptPlanBatch<const Names extends readonly string[]>(spec: {
   const source = (): string => {
     if (inlined)
       return `\n#variable_conflict use_column\nBEGIN\n  RETURN QUERY\n${inlinedStatement()};\nEND;\n`;
-    const args = statement.parameterTypes.map((type, k) => `(item->>${k})::${type}`).join(", ");
+    const args = statement.parameterTypes.map((_, k) => valueFromJsonArray(statement, "item", k)).join(", ");
     return (
       "\nDECLARE\n  item jsonb;\nBEGIN\n" +
       `  ${ITEM_COLUMN} := 0;\n` +

@@ -5,6 +5,7 @@ import {
   GENERIC_PLANS,
   type KeptPlanFunction,
   type KeptPlanStatement,
+  valueFromJsonArray,
 } from "./kept-plan.ts";
 import { type PreparedValue, preparedSql, render } from "./prepared-sql.ts";
 import { wellFormedJson } from "./well-formed-json.ts";
@@ -106,7 +107,9 @@ export function keptPlanSequence<const Steps extends Record<string, AnyKeptPlan>
   const source = (): string => {
     const lines = steps.map(([key, statement], index) => {
       const parameter = `$${index + 1}`;
-      const args = statement.parameterTypes.map((type, k) => `(${parameter}->>${k})::${type}`).join(", ");
+      const args = statement.parameterTypes
+        .map((_, k) => valueFromJsonArray(statement, parameter, k))
+        .join(", ");
       const run = returnsFrom.includes(key)
         ? `RETURN QUERY SELECT * FROM ${statement.functionName}(${args});`
         : `PERFORM ${statement.functionName}(${args});`;
