@@ -40,7 +40,9 @@ export const ITEM_COLUMN = "batch_item";
  * statement once per item (PostgreSQL opens every scalar subquery's index scan anew, the largest part of a
  * small read), where one statement starts once and only rescans them per item. A batch of three sale reads,
  * 3,000 times in a PL/pgSQL loop on the bench database: 415 ms called per item, 231 ms inlined, the same rows.
- * The function then runs the statement's plan itself, with the statement's settings.
+ * The function then runs the statement's plan itself, with the statement's settings. Its items read one
+ * snapshot, where each call per item took its own: either is a moment the request's read could have run at
+ * alone, and the writes that follow check with their guards what changed since.
  *
  * The function must say exactly what this file says: `test/node/kept-plans.test.ts` compares it with the
  * migrations, as for every kept-plan statement.
