@@ -52,6 +52,11 @@ declare module "autocannon" {
 
   export interface Instance {
     stop(): void;
+    /** Emitted as each response ends, with its latency in ms. */
+    on(
+      event: "response",
+      listener: (client: unknown, statusCode: number, bytes: number, latencyMs: number) => void,
+    ): Instance;
   }
 
   export default function autocannon(

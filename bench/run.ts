@@ -34,6 +34,7 @@ import { issueApiKey } from "../lib/auth/api-keys.ts";
 import { signedCheckoutEvent } from "./checkout-event.ts";
 import { type CpuProfiler, connectProfiler, selfTimeTable, summariseProfile } from "./cpu-profile.ts";
 import { type CpuSplit, cpuPerRequest, cpuSnapshot } from "./process-cpu.ts";
+import { ResponseLog, type StallSummary } from "./stalls.ts";
 
 interface ScenarioContext {
   demo: Demo;
@@ -347,6 +348,8 @@ interface Figures {
   afterResponseRoundTripsPerRequest: number;
   /** CPU milliseconds per request by part of the stack (bench/process-cpu.ts); absent without `/proc`. */
   cpuMsPerRequest?: CpuSplit;
+  /** The responses above 3x p50, and how many of them ended together with most of the others in flight. */
+  stalls: StallSummary;
 }
 
 const seconds = positiveNumber("BENCH_SECONDS", 10);
@@ -456,7 +459,8 @@ try {
     const profiler = profilers.get(served.name);
     await profiler?.start();
     const cpuBefore = cpuSnapshot(stack.sql.backend === "postgres");
-    const result = await load(stack.baseUrl, scenario, context, { duration: seconds });
+    const responses = new ResponseLog();
+    const result = await load(stack.baseUrl, scenario, context, { duration: seconds }, responses);
     // In-flight requests cut off at the deadline may still finish their queries; the notifications queue
     // delivers its last batch up to max_batch_timeout (2 s) later.
     await settle(scenario.afterResponseWrites ? 3000 : 250);
@@ -467,7 +471,11 @@ try {
     );
     const profile = await profiler?.stop();
     const db = stack.sql.stats();
-    const figures = { ...summarise(scenario, result, db), ...(cpu ? { cpuMsPerRequest: cpu } : {}) };
+    const figures = {
+      ...summarise(scenario, result, db),
+      ...(cpu ? { cpuMsPerRequest: cpu } : {}),
+      stalls: responses.summary(connections),
+    };
     results.push(figures);
     print(figures, stack.sql.backend);
     if (profile) await reportProfile(scenario.name, profile, served, figures.requests);
@@ -489,6 +497,7 @@ function load(
   scenario: Scenario,
   context: ScenarioContext,
   bound: { duration: number } | { amount: number },
+  responses?: ResponseLog,
 ): Promise<AutocannonResult> {
   const request: AutocannonRequest = {
     method: scenario.method,
@@ -518,6 +527,8 @@ function load(
         else resolve(result);
       },
     );
+    if (responses)
+      running.on("response", (_client, _status, _bytes, latencyMs) => responses.record(latencyMs));
   });
 }
 
@@ -525,7 +536,7 @@ function summarise(
   scenario: Scenario,
   result: AutocannonResult,
   db: { requests: number; statements: number },
-): Figures {
+): Omit<Figures, "stalls"> {
   const statusCodes = Object.fromEntries(
     Object.entries(result.statusCodeStats).map(([code, { count }]) => [code, Number(count)]),
   );
@@ -558,6 +569,8 @@ function print(f: Figures, backend: string): void {
       `${f.scenario}: ${f.requests} requests in ${f.seconds.toFixed(1)} s`,
       `  requests/s          ${f.requestsPerSecond}`,
       `  latency p50 / p99   ${f.p50Ms} ms / ${f.p99Ms} ms`,
+      `  above 3x p50        ${f.stalls.slow} requests, ${f.stalls.slowInStalls} of them in ${f.stalls.stalls} stalls ` +
+        `(at least half the connections late at once; the longest held a request ${round(f.stalls.longestStallMs, 0)} ms)`,
       `  non-2xx             ${f.non2xx}`,
       `  errors              ${f.errors} (status codes ${codes || "none"})`,
       `  db round trips/req  ${f.dbRoundTripsPerRequest} (statements/req ${f.dbStatementsPerRequest})` +
@@ -715,6 +728,7 @@ function printRatios(results: readonly Figures[]): void {
     `${floor.p50Ms} / ${floor.p99Ms} ms`,
     `${round(ratio, 2)}x${rounds > 1 ? ` (${round(range[0], 2)} to ${round(range[1], 2)})` : ""}${failures(f)}`,
     spread === undefined ? "-" : `${round(spread, 1)}x`,
+    inStalls(f.stalls),
   ]);
   if (rows.length === 0) return;
   const header = [
@@ -725,6 +739,7 @@ function printRatios(results: readonly Figures[]): void {
     "floor p50 / p99",
     rounds > 1 ? `ratio (${rounds} rounds)` : "ratio",
     "p99/p50",
+    "above 3x p50: in stalls",
   ];
   if (rounds > 1)
     console.log(
@@ -732,6 +747,12 @@ function printRatios(results: readonly Figures[]): void {
     );
   console.log(`\n| ${header.join(" | ")} |\n|${header.map(() => "---").join("|")}|`);
   for (const row of rows) console.log(`| ${row.join(" | ")} |`);
+}
+
+/** The share of a run's responses above 3x p50 that ended in a stall of the whole worker (bench/stalls.ts). */
+function inStalls(stalls: StallSummary): string {
+  if (stalls.slow === 0) return "none above";
+  return `${Math.round((100 * stalls.slowInStalls) / stalls.slow)}% of ${stalls.slow}`;
 }
 
 /** Prints the profile's self time per module and per function and keeps the profile for DevTools. */
