@@ -66,10 +66,15 @@ export function summariseStalls(responses: readonly Response[], connections: num
   }
   const stalls = groups.filter((group) => group.length >= Math.max(2, connections / 2));
   return {
-    boundMs,
+    boundMs: tenths(boundMs),
     slow: slow.length,
     slowInStalls: stalls.reduce((sum, group) => sum + group.length, 0),
     stalls: stalls.length,
-    longestStallMs: stalls.flat().reduce((longest, r) => Math.max(longest, r.latencyMs), 0),
+    longestStallMs: tenths(stalls.flat().reduce((longest, r) => Math.max(longest, r.latencyMs), 0)),
   };
+}
+
+/** Milliseconds to a tenth: the JSON line keeps what the timer can tell apart, not its float noise. */
+function tenths(ms: number): number {
+  return Math.round(ms * 10) / 10;
 }
