@@ -16,7 +16,7 @@
 /** Slow responses ending at most this far apart belong to one group. */
 export const STALL_GAP_MS = 5;
 
-export interface Response {
+export interface TimedResponse {
   /** When the response ended (ms, any monotonic clock). */
   endedAtMs: number;
   latencyMs: number;
@@ -36,7 +36,7 @@ export interface StallSummary {
 
 /** Collects one run's responses (autocannon's `response` event gives each one's latency when it ends). */
 export class ResponseLog {
-  private readonly responses: Response[] = [];
+  private readonly responses: TimedResponse[] = [];
 
   record(latencyMs: number, endedAtMs = performance.now()): void {
     this.responses.push({ endedAtMs, latencyMs });
@@ -52,12 +52,12 @@ export class ResponseLog {
  * starts a new group) and counts as a stall every group of at least half the connections: that many requests
  * held up at once means the worker stopped, not one request.
  */
-export function summariseStalls(responses: readonly Response[], connections: number): StallSummary {
+export function summariseStalls(responses: readonly TimedResponse[], connections: number): StallSummary {
   const latencies = responses.map((r) => r.latencyMs).sort((a, b) => a - b);
   const median = latencies[Math.floor((latencies.length - 1) / 2)] ?? 0;
   const boundMs = 3 * median;
   const slow = responses.filter((r) => r.latencyMs > boundMs).sort((a, b) => a.endedAtMs - b.endedAtMs);
-  const groups: Response[][] = [];
+  const groups: TimedResponse[][] = [];
   for (const response of slow) {
     const group = groups.at(-1);
     const last = group?.at(-1);
@@ -66,15 +66,10 @@ export function summariseStalls(responses: readonly Response[], connections: num
   }
   const stalls = groups.filter((group) => group.length >= Math.max(2, connections / 2));
   return {
-    boundMs: tenths(boundMs),
+    boundMs,
     slow: slow.length,
     slowInStalls: stalls.reduce((sum, group) => sum + group.length, 0),
     stalls: stalls.length,
-    longestStallMs: tenths(stalls.flat().reduce((longest, r) => Math.max(longest, r.latencyMs), 0)),
+    longestStallMs: stalls.flat().reduce((longest, r) => Math.max(longest, r.latencyMs), 0),
   };
-}
-
-/** Milliseconds to a tenth: the JSON line keeps what the timer can tell apart, not its float noise. */
-function tenths(ms: number): number {
-  return Math.round(ms * 10) / 10;
 }

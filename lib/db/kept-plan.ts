@@ -105,6 +105,18 @@ export function checkedFunctionName(functionName: string): string {
 }
 
 /**
+ * The statement's k-th parameter (from 0) taken from `array`, a JSON array of its values in its order (a
+ * sequence's step, a batch's item): `(array->>k)::type`, as its function would have received it.
+ */
+export function valueFromJsonArray(
+  statement: Pick<KeptPlanFunction, "parameterTypes">,
+  array: string,
+  k: number,
+) {
+  return `(${array}->>${k})::${statement.parameterTypes[k]}`;
+}
+
+/**
  * The settings kept-plan functions run with, in order (`pg_proc.proconfig` holds them):
  *
  * - generic plans (above), every function;
@@ -118,18 +130,6 @@ export function checkedFunctionName(functionName: string): string {
  *   sequential scan cannot be avoided, the setting costs every plan alike and PostgreSQL may pick a far worse
  *   one: the readiness read, which reads every key of the program, took 845 ms instead of 2 ms with it.
  */
-/**
- * The statement's k-th parameter (from 0) taken from `array`, a JSON array of its values in its order (a
- * sequence's step, a batch's item): `(array->>k)::type`, as its function would have received it.
- */
-export function valueFromJsonArray(
-  statement: Pick<KeptPlanFunction, "parameterTypes">,
-  array: string,
-  k: number,
-) {
-  return `(${array}->>${k})::${statement.parameterTypes[k]}`;
-}
-
 export const GENERIC_PLANS = "plan_cache_mode = force_generic_plan";
 export const INDEX_LOOKUPS_ONLY = "enable_seqscan = off";
 

@@ -1,13 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { type Response, STALL_GAP_MS, summariseStalls } from "../../bench/stalls.ts";
+import { STALL_GAP_MS, summariseStalls, type TimedResponse } from "../../bench/stalls.ts";
 
 /** `count` responses of `latencyMs` each, ending 0.1 ms apart from `endedAtMs` on. */
-function burst(count: number, latencyMs: number, endedAtMs: number): Response[] {
+function burst(count: number, latencyMs: number, endedAtMs: number): TimedResponse[] {
   return Array.from({ length: count }, (_, i) => ({ latencyMs, endedAtMs: endedAtMs + i * 0.1 }));
 }
 
 /** Steady responses at `latencyMs`, one every millisecond over `fromMs` to `toMs`. */
-function steady(latencyMs: number, fromMs: number, toMs: number): Response[] {
+function steady(latencyMs: number, fromMs: number, toMs: number): TimedResponse[] {
   return Array.from({ length: toMs - fromMs }, (_, i) => ({ latencyMs, endedAtMs: fromMs + i }));
 }
 
