@@ -62,7 +62,7 @@ export function keyBeforeBodyRefusal(messages: KeyMessages) {
  * JSON (400) and a media type that is not JSON (415, answered as 400). Not a body over the size limit: its 413
  * stays, before any database trip.
  */
-function isBodyRefusal(error: unknown): boolean {
+export function isBodyRefusal(error: unknown): boolean {
   return (
     error instanceof BodyRefusal ||
     (error instanceof HTTPException && (error.status === 400 || error.status === 415))

@@ -92,7 +92,7 @@ export async function recordSale(
         );
         const decision = decideSale({ header, body, now }, facts);
         if (
-          body.transaction_id === undefined &&
+          body.transaction_id == null &&
           decision.outcome === "refused" &&
           decision.refusal.reason === "duplicate_transaction"
         ) {

@@ -179,6 +179,24 @@ const rows: Row[] = [
   {
     endpoint: "init",
     status: 401,
+    message: "Authentication required. Run `npx affiliate-tracking-service login` to log in.",
+    call: () => cli("POST", "/api/v1/cli/init", { body: "{" }),
+  },
+  {
+    endpoint: "init",
+    status: 401,
+    message: `Invalid or expired token. ${login()}`,
+    call: () => initWith("{", "atl_not_a_real_token"),
+  },
+  {
+    endpoint: "init",
+    status: 400,
+    message: "Malformed JSON in request body",
+    call: () => initWith("{"),
+  },
+  {
+    endpoint: "init",
+    status: 401,
     message: `User not found. ${login()}`,
     call: async () => {
       const person = await createPerson();

@@ -79,6 +79,18 @@ describe("POST /api/v1/track/sale errors (nothing recorded)", () => {
       expected: bad("transaction_id is required and must be a string"),
     },
     {
+      name: "null transaction_id (null is absent)",
+      body: () => ({ transaction_id: null, amount_cents: 100, click_id: clickId }),
+      status: 400,
+      expected: bad("transaction_id is required and must be a string"),
+    },
+    {
+      name: "null amount_cents (null is absent)",
+      body: () => ({ transaction_id: txn(), amount_cents: null, click_id: clickId }),
+      status: 400,
+      expected: bad("amount_cents is required and must be a positive integer"),
+    },
+    {
       name: "numeric transaction_id",
       body: () => ({ transaction_id: 5, amount_cents: 100 }),
       status: 400,
@@ -186,6 +198,22 @@ describe("POST /api/v1/track/sale errors (nothing recorded)", () => {
         422,
         "UnprocessableEntityError",
         "currency GBP is not supported",
+        "unsupported_currency",
+      ),
+    },
+    {
+      name: "a currency longer than any code",
+      body: () => ({
+        transaction_id: txn(),
+        amount_cents: 100,
+        click_id: clickId,
+        currency: "US DOLLARS, PLEASE",
+      }),
+      status: 422,
+      expected: platform(
+        422,
+        "UnprocessableEntityError",
+        "currency US DOLLARS, PLEASE is not supported",
         "unsupported_currency",
       ),
     },
@@ -557,6 +585,14 @@ describe("test sales", () => {
     const stored = await salesOf(p.programId);
     expect(stored).toHaveLength(2);
     for (const row of stored) expect(row.processorEventId).toMatch(/^test_txn_\d{13}$/);
+  });
+
+  it("treats a null transaction_id and amount_cents as omitted", async () => {
+    const p = await createProgram();
+    const response = await sale(p, { transaction_id: null, amount_cents: null }, p.testApiKey);
+    expect(response.status).toBe(200);
+    const [stored] = await salesOf(p.programId);
+    expect(stored?.processorEventId).toMatch(/^test_txn_\d{13}$/);
   });
 
   it("still requires the API key", async () => {

@@ -1230,12 +1230,12 @@ export interface components {
              * @description Unique payment id; duplicate detection across the service.
              * @example pi_3PqX
              */
-            transaction_id?: string;
+            transaction_id?: string | null;
             /**
              * @description Positive integer in the currency's smallest unit.
              * @example 4900
              */
-            amount_cents?: number;
+            amount_cents?: number | null;
             /** @description Tax included in amount_cents; stored, unused for commissions. */
             tax_cents?: number | null;
             customer_key?: string | null;

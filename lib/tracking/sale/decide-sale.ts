@@ -203,8 +203,8 @@ export function decideSale(input: SaleInput, facts: SaleFacts): SaleDecision {
 
   const test = verdict.isTest || body.livemode === false || body.additional_data?.test_mode === true;
   if (!test) {
-    if (body.transaction_id === undefined) return refuse({ reason: "transaction_id_required" });
-    if (body.amount_cents === undefined) return refuse({ reason: "amount_required" });
+    if (body.transaction_id == null) return refuse({ reason: "transaction_id_required" });
+    if (body.amount_cents == null) return refuse({ reason: "amount_required" });
   }
   // The id is taken only within the sale's own namespace: a test sale never uses up a live id.
   const namespace = paymentNamespace(test, program.id);

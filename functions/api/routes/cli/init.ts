@@ -12,6 +12,7 @@ import {
 import type { AppEnv } from "../../../../lib/http/app-env.ts";
 import { limitBody } from "../../../../lib/http/body-limit.ts";
 import { cliErrorPolicy } from "../../../../lib/http/cli-error-policy.ts";
+import { loginTokenBeforeBodyRefusal } from "../../../../lib/http/login-token-before-body-refusal.ts";
 import { rateLimit } from "../../../../lib/http/rate-limit.ts";
 import { newProgramFields } from "../../../../lib/programs/new-program-fields.ts";
 import { rateLimits } from "../../../../lib/ratelimit/policies.ts";
@@ -84,6 +85,7 @@ export function registerInit(app: OpenAPIHono<AppEnv>): void {
     // The limiter first, so a 413 carries the X-RateLimit-* headers like every answer of the route.
     rateLimit(rateLimits.cli),
     limitBody(),
+    loginTokenBeforeBodyRefusal(initTokenMessages),
   );
   app.openapi(initRoute, async (c) => {
     // Parsed and hashed once per request (the rate limiter already did): read from the context.
