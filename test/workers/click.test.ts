@@ -158,6 +158,13 @@ describe("POST /api/v1/track/click errors", () => {
       expected: () => platform(400, "BadRequestError", "Malformed JSON in request body"),
     },
     {
+      name: "a body that is not JSON by its Content-Type",
+      body: (p) => ({ affiliate_url: url(`?aff=${p.links[0]}`) }),
+      headers: () => ({ "Content-Type": "text/plain" }),
+      status: 400,
+      expected: () => platform(400, "BadRequestError", "Content-Type must be application/json"),
+    },
+    {
       name: "test_mode not a boolean",
       body: (p) => ({ affiliate_url: url(`?aff=${p.links[0]}`), additional_data: { test_mode: "yes" } }),
       status: 400,

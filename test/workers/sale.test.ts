@@ -241,6 +241,16 @@ describe("POST /api/v1/track/sale errors (nothing recorded)", () => {
       expected: noAttribution("No affiliate attribution found for this customer in this program"),
     },
     { name: "malformed JSON", body: () => "{", status: 400, expected: bad("Malformed JSON in request body") },
+    {
+      name: "a form's Content-Type (curl -d without -H)",
+      body: () => ({ transaction_id: txn(), amount_cents: 100, click_id: clickId }),
+      headers: () => ({
+        Authorization: `Bearer ${p.apiKey}`,
+        "Content-Type": "application/x-www-form-urlencoded",
+      }),
+      status: 400,
+      expected: bad("Content-Type must be application/json"),
+    },
   ];
 
   it.each(cases)("$name -> $status", async ({ body, headers, status, expected }) => {
