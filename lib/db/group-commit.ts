@@ -26,11 +26,13 @@
  * `fetch` failed with "Cannot perform I/O on behalf of a different request"). So no request ever resumes on
  * another's promise: a batch is sent by one of the requests in it, which waits for the whole batch before it
  * answers and keeps it alive with its `waitUntil` should its client go away; it only writes each write's
- * outcome where its request can read it. The others look every `pollMs` on a timer of their own (a timer
- * resumes the request that set it): once their outcome is there they answer with it, and the first to see no
- * batch on its way sends the next. Should a batch never answer all the same (its sender's request cut short),
- * the requests waiting give up on it after `abandonAfterMs`: those whose writes were in it fail, as when a
- * database's answer is lost, and the queue moves on.
+ * outcome where its request can read it. The others look on a timer of their own (a timer resumes the request
+ * that set it): once their outcome is there they answer with it, and the first to see no batch on its way
+ * sends the next. A look costs the worker a timer's wake-up and a turn of its one thread, so a waiting request
+ * looks first when the batch on its way would end if it were as quick as the quicker of the recent ones, and
+ * only then every `pollMs` (`recordDuration`). Should a batch never answer all the same (its sender's request
+ * cut short), the requests waiting give up on it after `abandonAfterMs`: those whose writes were in it fail,
+ * as when a database's answer is lost, and the queue moves on.
  */
 export interface GroupCommitOptions<Item, Result> {
   /** Sends one write alone. */
@@ -68,6 +70,9 @@ interface Batch<Item, Result> {
   startedAt: number;
 }
 
+/** How many of the last batches' durations say when the next is likely to end. */
+const RECENT_BATCHES = 8;
+
 /** What keeps a request's work alive past its answer or its client (`ExecutionContext.waitUntil`). */
 export type KeepAlive = (work: Promise<unknown>) => void;
 
@@ -77,6 +82,12 @@ export class GroupCommit<Item, Result> {
   private current: Batch<Item, Result> | undefined;
   /** Batches of two writes or more sent, and the writes they held (what a test or a log can read). */
   readonly sent = { batches: 0, writes: 0 };
+  /** How many times a waiting request looked whether its batch had ended (what a test can read). */
+  looks = 0;
+  /** The durations of the last batches, in milliseconds, oldest first. */
+  private readonly recentDurations: number[] = [];
+  /** How long after a batch starts a request waiting on it looks first (see `recordDuration`). */
+  private firstLookMs = 0;
 
   constructor(private readonly options: GroupCommitOptions<Item, Result>) {
     if (options.maxBatch < 1) throw new Error("a batch takes at least one write");
@@ -93,10 +104,15 @@ export class GroupCommit<Item, Result> {
     while (waiting.outcome === undefined) {
       const current = this.current;
       if (current) {
-        if (Date.now() - current.startedAt >= this.options.abandonAfterMs) {
+        const now = Date.now();
+        if (now - current.startedAt >= this.options.abandonAfterMs) {
           this.end(current, new Error("a batch of writes never answered"));
         } else {
-          await new Promise((resume) => setTimeout(resume, this.options.pollMs));
+          const untilFirstLook = current.startedAt + this.firstLookMs - now;
+          const untilGivenUp = current.startedAt + this.options.abandonAfterMs - now;
+          const sleepMs = Math.min(Math.max(this.options.pollMs, untilFirstLook), untilGivenUp);
+          await new Promise((resume) => setTimeout(resume, sleepMs));
+          this.looks += 1;
         }
       } else {
         // Sent from the queue's head: this request's write is in the batch unless a full batch is ahead.
@@ -143,10 +159,23 @@ export class GroupCommit<Item, Result> {
       }
     }
     if (this.current !== batch) return; // given up on by the requests waiting: they have moved on
+    this.recordDuration(Date.now() - batch.startedAt);
     batch.writes.forEach((w, i) => {
       w.outcome = outcomes[i];
     });
     this.end(batch);
+  }
+
+  /**
+   * When a waiting request first looks: the second shortest of the last `RECENT_BATCHES` batches' durations,
+   * once there are half as many (until then, every `pollMs`). A batch rarely ends sooner, so the look seldom
+   * comes late, and one slow batch does not make the next ones' waiters sleep past their end.
+   */
+  private recordDuration(ms: number): void {
+    this.recentDurations.push(ms);
+    if (this.recentDurations.length > RECENT_BATCHES) this.recentDurations.shift();
+    if (this.recentDurations.length < RECENT_BATCHES / 2) return;
+    this.firstLookMs = [...this.recentDurations].sort((a, b) => a - b)[1] as number;
   }
 
   /** The batch is over (with the error its writes fail with, when it is given up): the next may go. */

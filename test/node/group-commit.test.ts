@@ -201,4 +201,35 @@ describe("GroupCommit", () => {
     calls[3]?.answer(["d:rolled back"]);
     await expect(d).resolves.toBe("d:rolled back");
   });
+
+  it("looks first when a batch as quick as the recent ones would end, then every pollMs", async () => {
+    // A database that answers every call after 20 ms: polling every millisecond, each write waiting on a
+    // batch would look about 20 times.
+    const answerAfterMs = 20;
+    const answerLater = (items: readonly string[]) =>
+      new Promise<string[]>((resolve) =>
+        setTimeout(() => resolve(items.map((i) => `${i}:ok`)), answerAfterMs),
+      );
+    const commit = new GroupCommit<string, string>({
+      sendOne: async (item) => (await answerLater([item]))[0] as string,
+      sendMany: answerLater,
+      maxBatch: 10,
+      pollMs: 1,
+      abandonAfterMs: 60_000,
+    });
+    // Four writes at once, ten times: one goes alone, the three others wait for it and then go together.
+    const round = () => Promise.all(["a", "b", "c", "d"].map((item) => commit.run(item)));
+    const looksBefore: number[] = [];
+    for (let i = 0; i < 10; i++) {
+      looksBefore.push(commit.looks);
+      await expect(round()).resolves.toEqual(["a:ok", "b:ok", "c:ok", "d:ok"]);
+    }
+    // The first rounds, before four durations are known, look every millisecond: about 3 writes x 40 ms.
+    const early = (looksBefore[1] as number) - (looksBefore[0] as number);
+    expect(early).toBeGreaterThan(60);
+    // Later rounds look first at about 20 ms into each of the two batches they wait on, then every millisecond.
+    const late = commit.looks - (looksBefore[6] as number);
+    expect(late / 4).toBeLessThan(early / 3);
+    expect(late / 4).toBeLessThan(30);
+  });
 });
