@@ -4,6 +4,7 @@ import {
   expectLimitedAfter,
   expectMadeUpTokensShareTheIpBucket,
   expectOneBucketPerToken,
+  fromOneIp,
   inOneWindow,
   refundThroughSelf,
   throughSelf,
@@ -15,10 +16,7 @@ describe("rate limit, in-memory limiter", () => {
     const { p, answers } = await inOneWindow(async () => {
       const p = await createProgram();
       const body = { affiliate_url: `https://shop.example/?aff=${p.links[0]}` };
-      const ip = freshIp();
-      const answers: Response[] = [];
-      for (let i = 0; i < 61; i++) answers.push(await throughSelf(ip, body));
-      return { p, answers };
+      return { p, answers: await fromOneIp(throughSelf, body, 61) };
     });
     await expectLimitedAfter(answers, 60);
     expect(answers.slice(0, 60).every((r) => r.status === 200)).toBe(true);
