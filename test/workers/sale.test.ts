@@ -30,10 +30,17 @@ describe("POST /api/v1/track/sale errors (nothing recorded)", () => {
   let other: ProgramFixture;
   let clickId: string;
   let foreignClickId: string;
+  const foreignCustomerKey = unique("cust-other");
   beforeAll(async () => {
     [p, other] = await Promise.all([createProgram(), createProgram()]);
     clickId = await click(p);
     foreignClickId = await click(other);
+    const settled = await postJson(
+      "/api/v1/track/lead",
+      { click_id: foreignClickId, customer_key: foreignCustomerKey },
+      { Authorization: `Bearer ${other.apiKey}` },
+    );
+    expect(settled.status).toBe(200);
   });
 
   const days = 86_400_000;
@@ -239,6 +246,13 @@ describe("POST /api/v1/track/sale errors (nothing recorded)", () => {
       body: () => ({ transaction_id: txn(), amount_cents: 100, click_id: foreignClickId }),
       status: 400,
       expected: noAttribution("No affiliate attribution found for this customer in this program"),
+    },
+    {
+      // A customer_key names a customer only within its program (README, Attribution).
+      name: "customer_key known only to another program",
+      body: () => ({ transaction_id: txn(), amount_cents: 100, customer_key: foreignCustomerKey }),
+      status: 400,
+      expected: noAttribution("Customer not found. Provide customer_key or click_id."),
     },
     { name: "malformed JSON", body: () => "{", status: 400, expected: bad("Malformed JSON in request body") },
     {
