@@ -619,6 +619,16 @@ describe("test sales", () => {
     expect(stored?.processorEventId).toMatch(/^test_txn_\d{13}$/);
   });
 
+  it("records a null, empty or blank currency as the default, USD", async () => {
+    const p = await createProgram();
+    for (const currency of [null, "", "  "]) {
+      const response = await sale(p, { transaction_id: txn(), amount_cents: 500, currency }, p.testApiKey);
+      expect(response.status).toBe(200);
+    }
+    const stored = await salesOf(p.programId);
+    expect(stored.map((row) => row.currency)).toEqual(["USD", "USD", "USD"]);
+  });
+
   it("still requires the API key", async () => {
     const response = await postJson(salePath, { additional_data: { test_mode: true } });
     expect(response.status).toBe(401);
