@@ -53,14 +53,18 @@ export const StatusResponseSchema = ok("CliStatusResponse", {
   next_step: z.string().nullable(),
 });
 
+// A JSON body that is not an object (`null`, `[]`) names no event_type, as an empty object does.
 export const TestEventRequestSchema = z
-  .object({
-    event_type: z
-      .unknown()
-      .optional()
-      .openapi({ description: "`click`, `lead` or `sale`", example: "click" }),
-    type: z.unknown().optional().openapi({ description: "`chain`: the full click -> lead -> sale chain" }),
-  })
+  .object(
+    {
+      event_type: z
+        .unknown()
+        .optional()
+        .openapi({ description: "`click`, `lead` or `sale`", example: "click" }),
+      type: z.unknown().optional().openapi({ description: "`chain`: the full click -> lead -> sale chain" }),
+    },
+    { error: "Invalid event_type: undefined. Valid: click, lead, sale" },
+  )
   .openapi("CliTestEventRequest");
 
 const StepReportSchema = z.object({

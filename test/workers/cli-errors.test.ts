@@ -41,6 +41,8 @@ interface Row {
   endpoint: string;
   status: number;
   message: string;
+  /** Tells apart rows with the same status and message. */
+  case?: string;
   detailsCode?: string;
   call: () => Promise<CliResponse>;
   /** Runs the call with the database unreachable (the 500 rows). */
@@ -83,6 +85,16 @@ const rows: Row[] = [
     message: "Missing required fields: state, id_token",
     call: () => cli("POST", "/api/v1/cli/auth/callback", { body: { state: "only-state" } }),
   },
+  // A JSON body that is not an object holds none of the fields.
+  ...["null", "[]", '"state"'].map(
+    (body): Row => ({
+      endpoint: "auth/callback",
+      status: 400,
+      message: "Missing required fields: state, id_token",
+      case: `body ${body}`,
+      call: () => cli("POST", "/api/v1/cli/auth/callback", { body }),
+    }),
+  ),
   {
     endpoint: "auth/callback",
     status: 404,
@@ -227,6 +239,15 @@ const rows: Row[] = [
     message: "Missing required fields: name, domain, commission_type, commission_rate",
     call: () => initWith({ name: "Shop", domain: "shop.example", commission_type: "percent" }),
   },
+  ...["null", "[]", "42"].map(
+    (body): Row => ({
+      endpoint: "init",
+      status: 400,
+      message: "Missing required fields: name, domain, commission_type, commission_rate",
+      case: `body ${body}`,
+      call: () => initWith(body),
+    }),
+  ),
   {
     endpoint: "init",
     status: 400,
@@ -358,6 +379,16 @@ const rows: Row[] = [
         body: { event_type: "refund" },
       }),
   },
+  ...["null", "[]", "{}"].map(
+    (body): Row => ({
+      endpoint: "test-event",
+      status: 400,
+      message: "Invalid event_type: undefined. Valid: click, lead, sale",
+      case: `body ${body}`,
+      call: async () =>
+        cli("POST", "/api/v1/cli/test-event", { token: (await createProgram()).apiKey, body }),
+    }),
+  ),
   {
     endpoint: "test-event",
     status: 500,
@@ -382,33 +413,35 @@ const rows: Row[] = [
 ];
 
 describe("command-line endpoint errors (spec section 7), row by row", () => {
-  it.each(rows.map((row) => [`${row.endpoint} ${row.status} ${row.message}`, row] as const))(
-    "%s",
-    async (_, row) => {
-      let restore: (() => void) | undefined;
-      let response: CliResponse;
-      try {
-        if (row.failing) restore = breakDatabase();
-        response = await row.call();
-      } finally {
-        restore?.();
-      }
-      expect(response.status).toBe(row.status);
-      const requestId = response.headers.get("X-Request-ID");
-      if (row.noRequestId) expect(requestId).toBeNull();
-      else expect(requestId).toMatch(/^req_/);
-      const message = row.status === 500 ? `${row.message} (request_id: ${requestId})` : row.message;
-      const details: Record<string, unknown> = {
-        ...(row.detailsCode ? { code: row.detailsCode } : {}),
-        ...(row.status === 500 ? { request_id: requestId } : {}),
-      };
-      expect(response.body).toEqual({
-        data: null,
-        error: { status: row.status, name: names[row.status], message, details },
-      });
-      expect(response.headers.get("X-RateLimit-Limit")).toBe("60");
-    },
-  );
+  it.each(
+    rows.map(
+      (row) =>
+        [`${row.endpoint} ${row.status} ${row.message}${row.case ? ` (${row.case})` : ""}`, row] as const,
+    ),
+  )("%s", async (_, row) => {
+    let restore: (() => void) | undefined;
+    let response: CliResponse;
+    try {
+      if (row.failing) restore = breakDatabase();
+      response = await row.call();
+    } finally {
+      restore?.();
+    }
+    expect(response.status).toBe(row.status);
+    const requestId = response.headers.get("X-Request-ID");
+    if (row.noRequestId) expect(requestId).toBeNull();
+    else expect(requestId).toMatch(/^req_/);
+    const message = row.status === 500 ? `${row.message} (request_id: ${requestId})` : row.message;
+    const details: Record<string, unknown> = {
+      ...(row.detailsCode ? { code: row.detailsCode } : {}),
+      ...(row.status === 500 ? { request_id: requestId } : {}),
+    };
+    expect(response.body).toEqual({
+      data: null,
+      error: { status: row.status, name: names[row.status], message, details },
+    });
+    expect(response.headers.get("X-RateLimit-Limit")).toBe("60");
+  });
 
   it("a retired program key: typed 401 api_key_rotation_required on status (no request id) and test-event", async () => {
     const p = await createProgram();

@@ -209,8 +209,10 @@ describe("PATCH /api/v1/programs/:id/settings", () => {
     expect(taken.body).toEqual(platform(409, "stripe_account_id is already connected to another program"));
   });
 
-  const invalid: [string, Record<string, unknown>, string][] = [
+  const invalid: [string, unknown, string][] = [
     ["empty body", {}, "No settings to change: send at least one setting"],
+    ["a list for a body", [], "Request body must be a JSON object"],
+    ["a number for a body", 42, "Request body must be a JSON object"],
     [
       "unknown field",
       { api_token: "x" },

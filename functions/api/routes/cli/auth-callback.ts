@@ -14,11 +14,15 @@ import { rateLimit } from "../../../../lib/http/rate-limit.ts";
 import { personRefusalError } from "../../../../lib/identity/identity-errors.ts";
 import { rateLimits } from "../../../../lib/ratelimit/policies.ts";
 
+// A JSON body that is not an object (`null`, `[]`) holds neither field: the spec's missing-fields message.
 const CallbackRequestSchema = z
-  .object({
-    state: z.unknown().optional().openapi({ type: "string", description: "The state from `auth/start`" }),
-    id_token: z.unknown().optional().openapi({ type: "string", description: "The provider's ID token" }),
-  })
+  .object(
+    {
+      state: z.unknown().optional().openapi({ type: "string", description: "The state from `auth/start`" }),
+      id_token: z.unknown().optional().openapi({ type: "string", description: "The provider's ID token" }),
+    },
+    { error: "Missing required fields: state, id_token" },
+  )
   .openapi("CliAuthCallbackRequest");
 
 const CallbackResponseSchema = z

@@ -17,12 +17,16 @@ import { rateLimit } from "../../../../lib/http/rate-limit.ts";
 import { newProgramFields } from "../../../../lib/programs/new-program-fields.ts";
 import { rateLimits } from "../../../../lib/ratelimit/policies.ts";
 
-// The rules (and their exact messages) are judged by the program rules, so the schema accepts any shape.
+// The rules (and their exact messages) are judged by the program rules, so the schema accepts any shape of
+// field; a JSON body that is not an object (`null`, `[]`) holds none of them: the missing-fields message.
 const InitRequestSchema = z
-  .object({
-    ...newProgramFields,
-    advertiser_id: z.unknown().optional().openapi({ type: "integer", description: "Best left out" }),
-  })
+  .object(
+    {
+      ...newProgramFields,
+      advertiser_id: z.unknown().optional().openapi({ type: "integer", description: "Best left out" }),
+    },
+    { error: "Missing required fields: name, domain, commission_type, commission_rate" },
+  )
   .openapi("CliInitRequest");
 
 const InitResponseSchema = z
