@@ -23,6 +23,8 @@ import {
   leadWrite,
   leadWriteSent,
   provisionalLeadEventInsert,
+  provisionalLeadWrite,
+  provisionalLeadWriteSent,
 } from "./tracking/lead/lead-store.ts";
 import {
   customerWrites,
@@ -74,7 +76,7 @@ export const keptPlanStatements: readonly KeptPlanStatement<readonly string[]>[]
 /** Every sequence of kept-plan statements run as one PL/pgSQL function (`keptPlanSequence`), likewise. */
 export const keptPlanSequences: readonly KeptPlanSequence<
   Record<string, KeptPlanStatement<readonly string[]>>
->[] = [leadWrite, saleWrite, refundWrite];
+>[] = [leadWrite, provisionalLeadWrite, saleWrite, refundWrite];
 
 /** Every kept-plan statement run once per item of a batch by one PL/pgSQL function (`keptPlanBatch`), likewise. */
 export const keptPlanBatches: readonly KeptPlanBatch<readonly string[]>[] = [
@@ -90,4 +92,4 @@ export const keptPlanBatches: readonly KeptPlanBatch<readonly string[]>[] = [
  */
 export const keptPlanWriteBatches: readonly KeptPlanWriteBatch<
   KeptPlanSequence<Record<string, KeptPlanStatement<readonly string[]>>>
->[] = [leadWriteSent.batch, saleWriteSent.batch, refundWriteSent.batch];
+>[] = [leadWriteSent.batch, provisionalLeadWriteSent.batch, saleWriteSent.batch, refundWriteSent.batch];

@@ -1,7 +1,8 @@
 /**
  * The group commit (`lib/db/group-commit.ts`) in the Workers runtime: clicks (`record_clicks`), the reads of
- * leads, sales and refunds, and the writes of server leads, sales and refunds (`write_leads`, `write_sales`,
- * `write_refunds`, each write in a subtransaction of its own) that reach one isolate while their kind is on its
+ * leads, sales and refunds, and the writes of server leads, provisional browser leads, sales and refunds
+ * (`write_leads`, `write_provisional_leads`, `write_sales`, `write_refunds`, each write in a subtransaction of
+ * its own) that reach one isolate while their kind is on its
  * way to the database go together, as one statement. Each must be answered as it would be alone, each accepted
  * event recorded once, a batch the database refuses must cost nothing, and a batch whose answer is lost must
  * fail its requests as a lone write's loss does, never writing twice.
@@ -26,7 +27,7 @@ let stack: LocalStack;
 let program: DemoProgram;
 /** Calls of the click's batch function and of the click's own, as the SQL endpoint received them. */
 const calls = { batch: 0, alone: 0 };
-/** Calls of each read's batch function, and of each write's (`write_leads`, `write_sales`, `write_refunds`). */
+/** Calls of each read's batch function, and of each write's (`write_leads`, `write_sales`, ...). */
 const readBatches: Record<string, number> = {};
 const writeBatches: Record<string, number> = {};
 let ip = 0;
@@ -46,7 +47,9 @@ beforeAll(async () => {
       if (query.startsWith("select * from record_click_with_dimensions(")) calls.alone++;
       const read = /^select \* from (read_\w+_batch)\(/.exec(query)?.[1];
       if (read) readBatches[read] = (readBatches[read] ?? 0) + 1;
-      const write = /^select \* from (write_leads|write_sales|write_refunds)\(/.exec(query)?.[1];
+      const write = /^select \* from (write_leads|write_provisional_leads|write_sales|write_refunds)\(/.exec(
+        query,
+      )?.[1];
       if (write) writeBatches[write] = (writeBatches[write] ?? 0) + 1;
     },
   });
@@ -312,6 +315,36 @@ describe("leads, sales and refunds arriving together (local stack)", () => {
       expect(row).toMatchObject({ refunded_cents: "100", commissions: "1", refunds: "1" });
     }
     await expectBalancesMatchLedger();
+  });
+
+  it("browser leads under server_required: each answered provisional and written once, the writes in batches", async () => {
+    expect(program.lead_auth_policy).toBe("server_required");
+    const run = crypto.randomUUID().slice(0, 8);
+    const clickIds = await Promise.all(
+      Array.from(
+        { length: 20 },
+        async () => (await click({ affiliate_url: url(program.active_links[0]) })).body.click_id as string,
+      ),
+    );
+    const writesBefore = writeBatches.write_provisional_leads ?? 0;
+    const leads = await Promise.all(
+      clickIds.map((clickId, i) =>
+        post("/api/v1/track/lead", { click_id: clickId, customer_key: `prov-${run}-${i}` }),
+      ),
+    );
+    for (const lead of leads) {
+      expect(lead).toEqual({
+        status: 200,
+        body: { success: true, provisional: true, message: expect.any(String) },
+      });
+    }
+    expect((writeBatches.write_provisional_leads ?? 0) - writesBefore).toBeGreaterThan(0);
+    const { rows } = await stack.sql.query(
+      `select click_id, count(*) as n from affiliate_lead_events
+        where provisional and customer_key like $1 group by click_id order by click_id`,
+      [`prov-${run}-%`],
+    );
+    expect(rows).toEqual([...clickIds].sort().map((clickId) => ({ click_id: clickId, n: "1" })));
   });
 });
 
