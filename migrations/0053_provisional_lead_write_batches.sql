@@ -1,9 +1,9 @@
 -- Provisional browser leads arriving at one isolate while one is being written go together as one statement
 -- and one transaction, as server leads, sales and refunds do since 0048 (lib/db/group-committed-write.ts):
--- write_provisional_lead runs the guarded event insert of 0040 (record_provisional_lead_event) as a sequence
--- of its one step, and write_provisional_leads runs it once per item of a JSON array, each item in a
--- subtransaction of its own, returning each item's row or the error that rolled it back alone. Workers
--- deployed before this migration never call them, and record_provisional_lead_event is unchanged.
+-- write_provisional_lead runs the guarded event insert (record_provisional_lead_event, 0040, last redefined
+-- in 0049) as a sequence of its one step, and write_provisional_leads runs it once per item of a JSON array,
+-- each item in a subtransaction of its own, returning each item's row or the error that rolled it back alone.
+-- Workers deployed before this migration never call them, and record_provisional_lead_event is unchanged.
 CREATE OR REPLACE FUNCTION write_provisional_lead(jsonb)
 RETURNS TABLE (id bigint, enqueued integer)
 LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan AS $kept$

@@ -1,37 +1,41 @@
 import { and, eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import { provisionalLeadEventInsert } from "../../lib/tracking/lead/lead-store.ts";
+import { pgErrorOf } from "../../lib/db/errors.ts";
+import { provisionalLeadWrite, provisionalLeadWriteSent } from "../../lib/tracking/lead/lead-store.ts";
 import { customers, leadEvents } from "../../schema/index.ts";
 import { createProgram, db, type ProgramFixture } from "./harness.ts";
 import { click } from "./sale-harness.ts";
 
-/** A provisional lead of `clickId`, as the browser's lead write sends it (a batch of one statement). */
-async function provisionalLead(p: ProgramFixture, clickId: string, customerKey: string | null) {
-  const now = new Date().toISOString();
-  const [written] = await db.batch([
-    db.execute<{ id: string; enqueued: number }>(
-      provisionalLeadEventInsert.call({
-        programId: p.programId,
-        partnerId: p.partnerIds[0],
-        clickId,
-        customerKey,
-        emailHash: null,
-        emailMasked: null,
-        eventName: "signup",
-        provisional: true,
-        settledAt: null,
-        viaApiKey: false,
-        ipHash: null,
-        uaHash: null,
-        isTest: false,
-        createdAt: now,
-        unchangedProgramId: p.programId,
-        unchangedClickId: clickId,
-        unchangedCustomerKey: customerKey,
-      }),
-    ),
-  ]);
-  return written;
+/** The values of a provisional lead of `clickId` (the sequence's one step, `event`). */
+function provisionalLeadValues(p: ProgramFixture, clickId: string, customerKey: string | null) {
+  return {
+    event: {
+      programId: p.programId,
+      partnerId: p.partnerIds[0],
+      clickId,
+      customerKey,
+      emailHash: null,
+      emailMasked: null,
+      eventName: "signup",
+      provisional: true,
+      settledAt: null,
+      viaApiKey: false,
+      ipHash: null,
+      uaHash: null,
+      isTest: false,
+      createdAt: new Date().toISOString(),
+      unchangedProgramId: p.programId,
+      unchangedClickId: clickId,
+      unchangedCustomerKey: customerKey,
+    },
+  };
+}
+
+/** A provisional lead of `clickId`, as the browser's lead write sends it alone (`write_provisional_lead`). */
+function provisionalLead(p: ProgramFixture, clickId: string, customerKey: string | null) {
+  return db.execute<{ id: string; enqueued: number }>(
+    provisionalLeadWrite.call(provisionalLeadValues(p, clickId, customerKey)),
+  );
 }
 
 async function customerOf(
@@ -82,9 +86,43 @@ describe("provisional lead guard", () => {
     const p = await createProgram();
     const clickId = await click(p);
     await customer(p, clickId);
-    await expect(provisionalLead(p, clickId, "user-1")).rejects.toThrow(
-      "guard failed: lead-provisional-customer-unchanged",
-    );
+    const refused = await provisionalLead(p, clickId, "user-1").catch((error: unknown) => error);
+    expect(pgErrorOf(refused)).toMatchObject({
+      code: "P0001",
+      message: "guard failed: lead-provisional-customer-unchanged",
+    });
     expect(await leadsOf(p, clickId)).toEqual([]);
+  });
+
+  it("in a batch (write_provisional_leads), fails only the lead whose customer changed, with the guard's error", async () => {
+    const p = await createProgram();
+    const [unchangedClick, changedClick] = [await click(p), await click(p)];
+    await customerOf(p, changedClick, "lead", null);
+    const { rows } = await db.execute(
+      provisionalLeadWriteSent.batch.call([
+        provisionalLeadValues(p, changedClick, null),
+        provisionalLeadValues(p, unchangedClick, null),
+      ]),
+    );
+    expect(rows).toEqual([
+      {
+        batch_item: 0,
+        failed_code: "P0001",
+        failed_message: "guard failed: lead-provisional-customer-unchanged",
+        failed_constraint: null,
+        id: null,
+        enqueued: null,
+      },
+      {
+        batch_item: 1,
+        failed_code: null,
+        failed_message: null,
+        failed_constraint: null,
+        id: expect.anything(),
+        enqueued: expect.any(Number),
+      },
+    ]);
+    expect(await leadsOf(p, changedClick)).toEqual([]);
+    expect(await leadsOf(p, unchangedClick)).toHaveLength(1);
   });
 });

@@ -442,8 +442,7 @@ export const leadWriteSent = groupCommittedWrite<typeof leadWrite, { id: unknown
 /**
  * A provisional browser lead's write (its guarded event and webhook) as a sequence of its one statement, so
  * that those arriving while one is being written go together as one call of `write_provisional_leads`
- * (migration 0053), each in a subtransaction of its own, as server leads do: about 0.7 statements per browser
- * lead where each sent its own.
+ * (migration 0053), each in a subtransaction of its own, as server leads do, where each sent its own write.
  */
 export const provisionalLeadWrite = keptPlanSequence({
   functionName: "write_provisional_lead",
@@ -470,7 +469,8 @@ export async function writeLead(
   db: Database,
   write: LeadWrite,
   device: DeviceHashes | null = null,
-  /** How the write goes to the database (the isolate's group commit); unset: alone. */
+  /** How a provisional or settled lead's write goes to the database (the group commit); unset: alone. A test
+   * lead's goes alone. */
   sending?: Sending,
 ): Promise<{ leadEventId: number }> {
   const e = write.leadEvent;
