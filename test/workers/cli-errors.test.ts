@@ -71,6 +71,22 @@ async function blockedPersonEmail(): Promise<string> {
   return (await createPerson({ blocked: true })).email;
 }
 
+/** One row per body: JSON text that is not an object (or, for `test-event`, names no event type). */
+function rowsForBodies(
+  endpoint: string,
+  message: string,
+  bodies: string[],
+  call: (body: string) => Promise<CliResponse>,
+): Row[] {
+  return bodies.map((body) => ({
+    endpoint,
+    status: 400,
+    message,
+    case: `body ${body}`,
+    call: () => call(body),
+  }));
+}
+
 const rows: Row[] = [
   {
     endpoint: "auth/start",
@@ -86,14 +102,11 @@ const rows: Row[] = [
     call: () => cli("POST", "/api/v1/cli/auth/callback", { body: { state: "only-state" } }),
   },
   // A JSON body that is not an object holds none of the fields.
-  ...["null", "[]", '"state"'].map(
-    (body): Row => ({
-      endpoint: "auth/callback",
-      status: 400,
-      message: "Missing required fields: state, id_token",
-      case: `body ${body}`,
-      call: () => cli("POST", "/api/v1/cli/auth/callback", { body }),
-    }),
+  ...rowsForBodies(
+    "auth/callback",
+    "Missing required fields: state, id_token",
+    ["null", "[]", '"state"'],
+    (body) => cli("POST", "/api/v1/cli/auth/callback", { body }),
   ),
   {
     endpoint: "auth/callback",
@@ -239,14 +252,11 @@ const rows: Row[] = [
     message: "Missing required fields: name, domain, commission_type, commission_rate",
     call: () => initWith({ name: "Shop", domain: "shop.example", commission_type: "percent" }),
   },
-  ...["null", "[]", "42"].map(
-    (body): Row => ({
-      endpoint: "init",
-      status: 400,
-      message: "Missing required fields: name, domain, commission_type, commission_rate",
-      case: `body ${body}`,
-      call: () => initWith(body),
-    }),
+  ...rowsForBodies(
+    "init",
+    "Missing required fields: name, domain, commission_type, commission_rate",
+    ["null", "[]", "42"],
+    (body) => initWith(body),
   ),
   {
     endpoint: "init",
@@ -379,15 +389,11 @@ const rows: Row[] = [
         body: { event_type: "refund" },
       }),
   },
-  ...["null", "[]", "{}"].map(
-    (body): Row => ({
-      endpoint: "test-event",
-      status: 400,
-      message: "Invalid event_type: undefined. Valid: click, lead, sale",
-      case: `body ${body}`,
-      call: async () =>
-        cli("POST", "/api/v1/cli/test-event", { token: (await createProgram()).apiKey, body }),
-    }),
+  ...rowsForBodies(
+    "test-event",
+    "Invalid event_type: undefined. Valid: click, lead, sale",
+    ["null", "[]", "{}"],
+    async (body) => cli("POST", "/api/v1/cli/test-event", { token: (await createProgram()).apiKey, body }),
   ),
   {
     endpoint: "test-event",

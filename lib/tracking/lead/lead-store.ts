@@ -469,8 +469,7 @@ export async function writeLead(
   db: Database,
   write: LeadWrite,
   device: DeviceHashes | null = null,
-  /** How a provisional or settled lead's write goes to the database (the group commit); unset: alone. A test
-   * lead's goes alone. */
+  /** How the write goes to the database (the isolate's group commit); unset, or a test lead: alone. */
   sending?: Sending,
 ): Promise<{ leadEventId: number }> {
   const e = write.leadEvent;
