@@ -155,21 +155,24 @@ export function decideRefund(facts: RefundFacts, intent: RefundIntent): RefundDe
   }
 
   const fullyRefunded = newRefundedCents >= sale.amountCents;
-  const target = fullyRefunded
-    ? commission.amountCents
-    : Number(
-        divideRoundHalfUp(
-          BigInt(commission.amountCents) * BigInt(newRefundedCents),
-          BigInt(sale.amountCents),
-        ),
-      );
-  const share = Math.max(0, target - commission.deductedCents);
+  /** The commission's total reduction once `refundedCents` of the sale is refunded. */
+  const reductionAt = (refundedCents: number) =>
+    refundedCents >= sale.amountCents
+      ? commission.amountCents
+      : Number(
+          divideRoundHalfUp(BigInt(commission.amountCents) * BigInt(refundedCents), BigInt(sale.amountCents)),
+        );
+  const target = reductionAt(newRefundedCents);
   // A pending commission is cancelled whole on any refund: nothing was credited, so nothing is taken.
   const newDeductedCents =
     commission.status === "pending" ? commission.amountCents : Math.max(target, commission.deductedCents);
   const status = fullyRefunded ? "reversed" : "refunded";
-  const deductionCents =
-    commission.status === "pending" ? share : newDeductedCents - commission.deductedCents;
+  // Never credited (pending, or cancelled whole by a refund while pending): `deductionAmount` reports, for
+  // information, this refund's share of the commission, so the shares of a sale's refunds add up to the
+  // commission's reduction as they do for a credited one; nothing is taken from the balance.
+  const deductionCents = commission.credited
+    ? newDeductedCents - commission.deductedCents
+    : Math.max(0, target - reductionAt(sale.refundedCents));
   return {
     outcome: "applied",
     status,

@@ -58,9 +58,14 @@ export const RefundResponseSchema = z
     z.object({
       success: z.literal(true),
       status: z.enum(["reversed", "refunded"]),
-      deductionAmount: z.number().int().openapi({
-        description: "Minor units of the commission's currency (e.g. cents) reduced by this refund.",
-      }),
+      deductionAmount: z
+        .number()
+        .int()
+        .openapi({
+          description:
+            "Minor units of the commission's currency (e.g. cents): this refund's share of the commission, taken " +
+            "from the partner's balance only when the commission was credited (a pending one's is informational).",
+        }),
       commission_id: z.number().int(),
     }),
     z.object({ success: z.literal(true), status: z.literal("no_commission"), message: z.string() }),

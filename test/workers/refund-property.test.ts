@@ -144,18 +144,18 @@ class RefundModel {
       );
     }
     const left = this.saleCents - this.refunded;
+    const before = expectedDeduction(this.commissionCents, this.refunded, this.saleCents);
     this.refunded += full ? left : Math.min(requested as number, left);
     this.keys.add(key);
     this.amounts.push(full ? 0 : (requested as number));
     this.applied++;
     const target = expectedDeduction(this.commissionCents, this.refunded, this.saleCents);
     let deduction: number;
-    if (this.status === "pending") {
-      // Cancelled whole: the share is informational, nothing was credited.
-      deduction = target;
+    if (!this.credited) {
+      // Pending, or cancelled whole by an earlier refund: nothing was credited, nothing is taken, and the
+      // share this refund would take is reported for information.
+      deduction = target - before;
       this.deducted = this.commissionCents;
-    } else if (!this.credited) {
-      deduction = 0; // cancelled whole by an earlier refund: nothing left
     } else {
       deduction = target - this.deducted;
       this.deducted = target;
@@ -289,7 +289,7 @@ describe("decideRefund (pure property)", () => {
         };
         let sumDeduction = 0;
         let sumBalance = 0;
-        let firstTarget: number | null = null;
+        let anyApplied = false;
         for (const intent of intents as RefundIntent[]) {
           const decision = decideRefund(facts, intent);
           if (decision.outcome !== "applied") {
@@ -307,8 +307,7 @@ describe("decideRefund (pure property)", () => {
           expect(c.flagForReview).toBe(facts.commission!.paidOut);
           sumDeduction += decision.deductionCents;
           sumBalance += c.balanceDeductionCents;
-          const target = expectedDeduction(start.commissionCents, w.newRefundedCents, start.saleCents);
-          firstTarget ??= target;
+          anyApplied = true;
           // Apply the write to the facts, as the database would.
           facts.sale.refundedCents = w.newRefundedCents;
           facts.commission = {
@@ -328,10 +327,10 @@ describe("decideRefund (pure property)", () => {
           start.saleCents,
         );
         if (start.pending) {
-          // Nothing credited, nothing taken; the informational share is the first refund's.
+          // Nothing credited, nothing taken; the informational shares add up as a credited commission's do.
           expect(sumBalance).toBe(0);
-          expect(sumDeduction).toBe(firstTarget ?? 0);
-          expect(facts.commission!.deductedCents).toBe(firstTarget === null ? 0 : start.commissionCents);
+          expect(sumDeduction).toBe(finalTarget);
+          expect(facts.commission!.deductedCents).toBe(anyApplied ? start.commissionCents : 0);
         } else {
           expect(sumDeduction).toBe(finalTarget);
           expect(sumBalance).toBe(finalTarget);

@@ -550,6 +550,34 @@ describe("commission state table through HTTP", () => {
     expect(await ledgerOfPartner(p.programId, p.partnerIds[0])).toEqual([]);
   });
 
+  it("pending, then later refunds of the cancelled commission: each reports its own share, none is taken", async () => {
+    const p = await createProgram({ commissionType: "percent", commissionRate: "20", holdDays: 30 });
+    const s = await trackedSale(p, 10_000); // commission 2000, pending
+    const steps: Array<[Record<string, unknown>, string, number]> = [
+      // [body, status, deductionAmount: this refund's share of the commission, for information]
+      [{ refund_amount_cents: 3000, refund_id: "a" }, "refunded", 600],
+      [{ refund_amount_cents: 2000, refund_id: "b" }, "refunded", 400],
+      [{}, "reversed", 1000],
+    ];
+    for (const [body, status, deductionAmount] of steps) {
+      const response = await refund(p, { transaction_id: s.transactionId, ...body });
+      expect(response.body).toEqual({
+        success: true,
+        status,
+        deductionAmount,
+        commission_id: s.commissionId,
+      });
+    }
+    expect(await commissionRow(s.commissionId!)).toMatchObject({
+      status: "reversed",
+      deductedCents: 2000,
+      creditedAt: null,
+    });
+    expect((await refundsOfSale(s.saleId)).map((row) => row.deductionCents)).toEqual([0, 0, 0]);
+    expect(await balanceOf(p.programId, p.partnerIds[0])).toBe(0);
+    expect(await ledgerOfPartner(p.programId, p.partnerIds[0])).toEqual([]);
+  });
+
   const fullRefunds: Array<{ name: string; extra: Record<string, unknown> }> = [
     { name: "amount omitted", extra: {} },
     { name: "amount 0 (refund_id ignored)", extra: { refund_amount_cents: 0, refund_id: "ignored" } },

@@ -1274,7 +1274,7 @@ export interface components {
             success: true;
             /** @enum {string} */
             status: "reversed" | "refunded";
-            /** @description Minor units of the commission's currency (e.g. cents) reduced by this refund. */
+            /** @description Minor units of the commission's currency (e.g. cents): this refund's share of the commission, taken from the partner's balance only when the commission was credited (a pending one's is informational). */
             deductionAmount: number;
             commission_id: number;
         } | {
