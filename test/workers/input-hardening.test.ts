@@ -142,10 +142,10 @@ const cases: Case[] = [
     expected: bad("additional_data.event_name must not contain NUL characters"),
   },
   {
-    name: "lead: program_id 2^31",
+    name: "lead: program_id 2^31 (a program the click is not of, as any other)",
     path: lead,
     body: (_p, clickId) => ({ click_id: clickId, program_id: tooBig }),
-    expected: bad("Unknown program_id"),
+    expected: bad("Customer not found. Provide a valid click_id or customer_key."),
   },
   {
     name: "lead: additional_data.program_id 2^31",
@@ -263,6 +263,56 @@ const cases: Case[] = [
     expected: bad("referrer must be at most 2048 characters"),
   },
 ];
+
+describe("a program_id beyond the integer ids names no program, and is refused as any other would be", () => {
+  let p: ProgramFixture;
+  let clickId: string;
+  beforeAll(async () => {
+    p = await createProgram();
+    clickId = await recordClick(p.links[0]);
+  });
+  const withKey = () => ({ Authorization: `Bearer ${p.apiKey}` });
+
+  it("test-mode click with the key: 403, as for any other program's id", async () => {
+    const response = await postJson(
+      click,
+      { affiliate_url: landing(p), additional_data: { test_mode: true, program_id: tooBig } },
+      withKey(),
+    );
+    expect(response.status).toBe(403);
+    expect(response.body).toEqual({
+      data: null,
+      error: {
+        status: 403,
+        name: "ForbiddenError",
+        message: "program_id does not match the API key",
+        details: {},
+      },
+    });
+  });
+
+  it("test-mode lead with the key: 403, as for any other program's id", async () => {
+    const response = await postJson(
+      lead,
+      { click_id: clickId, additional_data: { test_mode: true, program_id: tooBig } },
+      withKey(),
+    );
+    expect(response.status).toBe(403);
+    expect(response.body).toMatchObject({ error: { message: "program_id does not match the API key" } });
+  });
+
+  it("server lead: the top-level program_id is not read (the key's program decides)", async () => {
+    const before = await rowsOf(p.programId);
+    const response = await postJson(
+      lead,
+      { click_id: clickId, customer_key: "beyond-ids", program_id: tooBig },
+      withKey(),
+    );
+    expect(response.status).toBe(200);
+    expect(response.body).toMatchObject({ success: true });
+    expect((await rowsOf(p.programId)).leads).toBe(before.leads + 1);
+  });
+});
 
 describe("input the database cannot store is a 400 naming the field", () => {
   let p: ProgramFixture;

@@ -40,8 +40,7 @@ function parseReferralCode(affiliateUrl: string): string | null | undefined {
 const programIdField = z
   .number({ error: "Unknown program_id" })
   .int({ error: "Unknown program_id" })
-  .positive({ error: "Unknown program_id" })
-  .max(maxDatabaseId, { error: "Unknown program_id" });
+  .positive({ error: "Unknown program_id" });
 
 /** Field order is check order: the first failing field's message is the answer. */
 export const ClickRequestSchema = z
@@ -68,7 +67,8 @@ export const ClickRequestSchema = z
           description: "The landing URL the visitor opened, with the partner's `aff` (or `via`) parameter.",
           example: "https://brand.example/pricing?aff=jane",
         }),
-      program_id: programIdField.nullish().openapi({
+      // Beyond the database's integer ids no program can exist, and the top-level id is checked first.
+      program_id: programIdField.max(maxDatabaseId, { error: "Unknown program_id" }).nullish().openapi({
         description: "The program of the page. When sent, the link must belong to it.",
         example: 1,
       }),

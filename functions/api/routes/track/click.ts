@@ -24,6 +24,7 @@ import {
 } from "../../../../lib/tracking/click/click-request.ts";
 import { readFactsAndRecordClick } from "../../../../lib/tracking/click/click-store.ts";
 import { decideClick } from "../../../../lib/tracking/click/decide-click.ts";
+import { comparableProgramId } from "../../../../lib/validation/database-limits.ts";
 
 const LinkDisabled = z
   .object({
@@ -77,7 +78,9 @@ export function registerClick(app: OpenAPIHono<AppEnv>): void {
     const { db, clock, config } = c.get("deps");
     const affiliateUrl = body.affiliate_url.trim();
     const testMode = body.additional_data?.test_mode === true;
-    const eventProgramId = body.additional_data?.program_id ?? null;
+    // Compared with the key's program before it is looked up: another program's id, even one no program can
+    // have, gives 403 in test mode with a key, as the spec says.
+    const eventProgramId = comparableProgramId(body.additional_data?.program_id);
     const { keyHash } = await requestCredential(c);
     const intent = {
       requestedProgramId: body.program_id ?? eventProgramId,

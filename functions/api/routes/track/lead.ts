@@ -38,6 +38,7 @@ import {
   readLeadFacts,
   writeLead,
 } from "../../../../lib/tracking/lead/lead-store.ts";
+import { comparableProgramId } from "../../../../lib/validation/database-limits.ts";
 
 const RetiredKey = z
   .object({
@@ -115,8 +116,8 @@ export function registerLead(app: OpenAPIHono<AppEnv>): void {
       clickId: present(body.click_id),
       customerKey: present(body.customer_key),
       email: email === null ? null : await storedEmail(email),
-      requestedProgramId: body.program_id ?? null,
-      eventProgramId: body.additional_data?.program_id ?? null,
+      requestedProgramId: comparableProgramId(body.program_id),
+      eventProgramId: comparableProgramId(body.additional_data?.program_id),
       testMode: body.additional_data?.test_mode === true,
       eventName: present(body.additional_data?.event_name),
       now: clock.now(),
