@@ -10,11 +10,24 @@ export interface ProjectConfig {
   api_key: string;
 }
 
-export function projectConfigPath(folder = process.cwd()): string {
+/** This repository's package name (package.json), which npm passes to its scripts. */
+const packageName = "affiliate-tracking-service";
+
+/**
+ * The folder the person ran the command in. Inside this repository `npm run cli -- <command>` runs the tool
+ * from the repository's root, and npm names the folder it was called from in `INIT_CWD`: that one, so `init`
+ * writes the key's file where the person is, and `status` finds it there, not in the repository.
+ */
+export function workingFolder(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): string {
+  const fromRepositoryScript = env.npm_lifecycle_event === "cli" && env.npm_package_name === packageName;
+  return fromRepositoryScript && env.INIT_CWD ? env.INIT_CWD : cwd;
+}
+
+export function projectConfigPath(folder = workingFolder()): string {
   return join(folder, projectConfigFile);
 }
 
-export async function readProjectConfig(folder = process.cwd()): Promise<ProjectConfig | undefined> {
+export async function readProjectConfig(folder = workingFolder()): Promise<ProjectConfig | undefined> {
   try {
     return JSON.parse(await readFile(projectConfigPath(folder), "utf8")) as ProjectConfig;
   } catch {
@@ -26,7 +39,7 @@ export async function readProjectConfig(folder = process.cwd()): Promise<Project
  * Writes the config with mode 0600 and, when the folder has a `.gitignore` that does not name the file,
  * adds it there, so the key is not committed by accident. Returns whether `.gitignore` was changed.
  */
-export async function writeProjectConfig(config: ProjectConfig, folder = process.cwd()): Promise<boolean> {
+export async function writeProjectConfig(config: ProjectConfig, folder = workingFolder()): Promise<boolean> {
   await writeFile(projectConfigPath(folder), `${JSON.stringify(config, null, 2)}\n`, { mode: 0o600 });
   const gitignore = join(folder, ".gitignore");
   let existing: string;
