@@ -37,14 +37,21 @@ export async function login(options: GlobalOptions & { browser: boolean }): Prom
   const deadline = new Date(started.expires_at).getTime() + 5_000;
   try {
     for (;;) {
-      const polled = (
-        await callApi<Polled>(
-          options.baseUrl,
-          "GET",
-          `/api/v1/cli/auth/poll?state=${encodeURIComponent(started.state)}`,
-        )
-      ).data;
-      if (polled.status === "complete") {
+      let polled: Polled | undefined;
+      try {
+        polled = (
+          await callApi<Polled>(
+            options.baseUrl,
+            "GET",
+            `/api/v1/cli/auth/poll?state=${encodeURIComponent(started.state)}`,
+          )
+        ).data;
+      } catch (error) {
+        // One failed poll (the service restarting, a 5xx, a 429) does not end the login: the next turn asks
+        // again, until the session's own deadline. A refusal (the session unknown or already used) does.
+        if (!mayPass(error) || Date.now() > deadline) throw error;
+      }
+      if (polled?.status === "complete") {
         await saveLogin(options.baseUrl, {
           token: polled.token,
           email: polled.email,
@@ -61,7 +68,7 @@ export async function login(options: GlobalOptions & { browser: boolean }): Prom
         );
         return;
       }
-      if (polled.status === "expired" || Date.now() > deadline) {
+      if (polled?.status === "expired" || Date.now() > deadline) {
         throw new CliError(
           "The login session expired before sign-in. Run `login` again.",
           exitCodes.incomplete,
@@ -73,6 +80,14 @@ export async function login(options: GlobalOptions & { browser: boolean }): Prom
     spin?.error("Login not completed");
     throw error;
   }
+}
+
+/** A failure that may pass by itself: the service unreachable or answering 5xx (exit code 1), or 429. */
+function mayPass(error: unknown): boolean {
+  return (
+    error instanceof CliError &&
+    (error.exitCode === exitCodes.failure || error.exitCode === exitCodes.rateLimited)
+  );
 }
 
 async function tryOpen(url: string): Promise<boolean> {

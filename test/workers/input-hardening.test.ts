@@ -310,7 +310,7 @@ describe("a program_id beyond the integer ids names no program, and is refused a
     );
     expect(response.status).toBe(200);
     expect(response.body).toMatchObject({ success: true });
-    expect((await rowsOf(p.programId)).leads).toBe(before.leads + 1);
+    expect((await rowsOf(p.programId)).leads).toBe((before.leads ?? 0) + 1);
   });
 });
 
