@@ -68,8 +68,9 @@ async function handleWebhook(request: Request, env: StripeEventsBindings): Promi
   try {
     event = JSON.parse(rawBody) as Stripe.Event;
   } catch (error) {
+    // Signed with our secret, so not a forgery: say what is wrong with it (the provider never sends this).
     log("warn", "webhook body is not JSON", errorFields(error));
-    return webhookError(400, "invalid_signature", "Webhook signature verification failed");
+    return webhookError(400, "invalid_payload", "Webhook body is not valid JSON");
   }
 
   // A signed body that is not an event object (`null`, a list, no id or type) has nothing to process;

@@ -39,7 +39,6 @@ describe("signature", () => {
       { payload: body, signature: good.replace("v1=", "v0=") },
       { payload: body, signature: good.toUpperCase() },
       { payload: body, signature: await signatureFor(body, undefined, now - 301) },
-      { payload: "not json", signature: await signatureFor("not json") },
       { payload: body, signature: null },
       { payload: body, signature: await signatureFor(body, "whsec_someone_else") },
       { payload: body.replace('"amount_total":10000', '"amount_total":99999'), signature: good },
@@ -55,6 +54,16 @@ describe("signature", () => {
     expect(await eventRow(e.id)).toBeUndefined();
     expect(await salesOf(p.programId)).toHaveLength(0);
     expect(session.id).toMatch(/^cs_test_/);
+  });
+
+  it("answers 400 invalid_payload for a well signed body that is not JSON", async () => {
+    for (const payload of ["not json", "{not json", '{"id": ']) {
+      const response = await deliver(payload, { signature: await signatureFor(payload) });
+      expect(response).toEqual({
+        status: 400,
+        body: { error: { code: "invalid_payload", message: "Webhook body is not valid JSON" } },
+      });
+    }
   });
 
   it("accepts the provider's scheme: a slightly old or early timestamp, and a good v1 among others", async () => {
