@@ -25,7 +25,11 @@ export function createBaseApp(registrations: readonly RouteRegistration[]): Open
   });
   app.use("*", requestId, dependencies);
   app.onError(handleError);
-  app.notFound((c) => c.json(renderError(platformError(404, "Not found"), defaultErrorPolicy), 404));
+  // The policy of the path's own middleware, when it has one: another method on the sale or refund path
+  // answers 404 with the stable `error.code` (not_found) every error of those two carries.
+  app.notFound((c) =>
+    c.json(renderError(platformError(404, "Not found"), c.get("errorPolicy") ?? defaultErrorPolicy), 404),
+  );
 
   app.get("/healthz", (c) => c.json({ ok: true }));
   app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", { type: "http", scheme: "bearer" });

@@ -28,6 +28,26 @@ describe("X-Request-ID", () => {
   });
 });
 
+describe("another method on a tracking path", () => {
+  it.each([
+    ["/api/v1/track/sale", "GET", { code: "not_found" }],
+    ["/api/v1/track/refund", "PUT", { code: "not_found" }],
+    // Routes without stable codes answer the plain 404.
+    ["/api/v1/track/click", "GET", {}],
+  ])("%s %s: 404 in the path's own envelope", async (path, method, code) => {
+    const p = await createProgram();
+    const response = await SELF.fetch(`https://api.test${path}`, {
+      method,
+      headers: { Authorization: `Bearer ${p.apiKey}`, "CF-Connecting-IP": freshIp() },
+    });
+    expect(response.status).toBe(404);
+    expect(await response.json()).toEqual({
+      data: null,
+      error: { status: 404, name: "NotFoundError", message: "Not found", details: {}, ...code },
+    });
+  });
+});
+
 describe("CORS on the browser routes", () => {
   const preflight = (origin: string) =>
     SELF.fetch("https://api.test/api/v1/track/click", {
