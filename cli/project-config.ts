@@ -1,5 +1,5 @@
 import { appendFile, readFile, writeFile } from "node:fs/promises";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 
 /** The file `init` writes in the project folder: the program id and its API key (keep it out of git). */
 export const projectConfigFile = ".affiliate-tracking.json";
@@ -10,8 +10,8 @@ export interface ProjectConfig {
   api_key: string;
 }
 
-/** This repository's package name (package.json), which npm passes to its scripts. */
-const packageName = "affiliate-tracking-service";
+/** This repository's `package.json`, which npm names (`npm_package_json`) to the scripts it runs. */
+const repositoryPackage = resolve(import.meta.dirname, "..", "package.json");
 
 /**
  * The folder the person ran the command in. Inside this repository `npm run cli -- <command>` runs the tool
@@ -19,7 +19,10 @@ const packageName = "affiliate-tracking-service";
  * writes the key's file where the person is, and `status` finds it there, not in the repository.
  */
 export function workingFolder(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): string {
-  const fromRepositoryScript = env.npm_lifecycle_event === "cli" && env.npm_package_name === packageName;
+  const fromRepositoryScript =
+    env.npm_lifecycle_event === "cli" &&
+    env.npm_package_json !== undefined &&
+    resolve(env.npm_package_json) === repositoryPackage;
   return fromRepositoryScript && env.INIT_CWD ? env.INIT_CWD : cwd;
 }
 

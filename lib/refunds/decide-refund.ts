@@ -47,7 +47,10 @@ export type RefundDecision =
   | {
       outcome: "applied";
       status: "refunded" | "reversed";
-      /** Minor units of the commission's currency: the share reduced by this call. */
+      /**
+       * Minor units of the commission's currency: this refund's share of the commission (`deductionAmount`),
+       * taken from the balance only when the commission was credited (`balanceDeductionCents`).
+       */
       deductionCents: number;
       commissionId: number;
       write: RefundWrite;

@@ -12,7 +12,8 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
 const BIN = resolve(import.meta.dirname, "../../cli/bin.js");
 
-type Answer = [status: number, body: unknown];
+/** An answer of the stand-in: a status and body, or `drop` (the connection closed unanswered: unreachable). */
+type Answer = [status: number, body: unknown] | "drop";
 
 let server: Server;
 let baseUrl: string;
@@ -50,9 +51,14 @@ beforeEach(async () => {
   folder = await mkdtemp(join(tmpdir(), "cli-login-"));
   polled = 0;
   server = createServer((request, response) => {
-    const [status, body] = request.url?.startsWith("/api/v1/cli/auth/start")
+    const answer: Answer = request.url?.startsWith("/api/v1/cli/auth/start")
       ? [200, started]
       : (polls[polled++] ?? pending);
+    if (answer === "drop") {
+      request.socket.destroy();
+      return;
+    }
+    const [status, body] = answer;
     response.writeHead(status, { "Content-Type": "application/json" });
     response.end(JSON.stringify(body));
   });
@@ -82,9 +88,10 @@ function login(): Promise<{ code: number | null; output: string }> {
 }
 
 describe("login's polling", () => {
-  it("goes on past a 503 and a 429, and stores the login", async () => {
+  it("goes on past an unanswered poll, a 503 and a 429, and stores the login", async () => {
     polls = [
       pending,
+      "drop",
       failed(503, "ServiceUnavailableError", "Service restarting"),
       [
         429,
@@ -96,7 +103,7 @@ describe("login's polling", () => {
     ];
     const run = await login();
     expect(run.code).toBe(0);
-    expect(polled).toBe(4);
+    expect(polled).toBe(5);
     expect(run.output).toContain('"ok": true');
     expect(run.output).toContain('"email": "dev@shop.example"');
   });

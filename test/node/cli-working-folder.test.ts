@@ -9,27 +9,28 @@ import { projectConfigFile, workingFolder } from "../../cli/project-config.ts";
 // program's key there) must still be the one of the folder the person called npm from.
 
 const repository = resolve(import.meta.dirname, "../..");
+const ownPackage = join(repository, "package.json");
 
 describe("workingFolder", () => {
   const cases: Array<[string, NodeJS.ProcessEnv, string]> = [
     [
       "this repository's cli script: the folder npm was called from",
-      {
-        npm_lifecycle_event: "cli",
-        npm_package_name: "affiliate-tracking-service",
-        INIT_CWD: "/home/p/shop",
-      },
+      { npm_lifecycle_event: "cli", npm_package_json: ownPackage, INIT_CWD: "/home/p/shop" },
       "/home/p/shop",
     ],
     ["run directly (no npm): the process's folder", {}, "/repo"],
     [
       "another package's script of the same name: the process's folder",
-      { npm_lifecycle_event: "cli", npm_package_name: "shop", INIT_CWD: "/home/p/shop/sub" },
+      {
+        npm_lifecycle_event: "cli",
+        npm_package_json: "/home/p/shop/package.json",
+        INIT_CWD: "/home/p/shop/sub",
+      },
       "/repo",
     ],
     [
       "another script of this repository: the process's folder",
-      { npm_lifecycle_event: "test", npm_package_name: "affiliate-tracking-service", INIT_CWD: "/x" },
+      { npm_lifecycle_event: "test", npm_package_json: ownPackage, INIT_CWD: "/x" },
       "/repo",
     ],
   ];

@@ -67,7 +67,8 @@ export const ClickRequestSchema = z
           description: "The landing URL the visitor opened, with the partner's `aff` (or `via`) parameter.",
           example: "https://brand.example/pricing?aff=jane",
         }),
-      // Beyond the database's integer ids no program can exist, and the top-level id is checked first.
+      // Beyond the database's integer ids no program can exist: Unknown program_id at once. (The route maps
+      // `additional_data.program_id` instead, so a test event's is compared with the key's program first.)
       program_id: programIdField.max(maxDatabaseId, { error: "Unknown program_id" }).nullish().openapi({
         description: "The program of the page. When sent, the link must belong to it.",
         example: 1,
