@@ -1,5 +1,5 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
-import { bodyRefusal, platformError } from "../../lib/errors/api-error.ts";
+import { bodyRefusal, platformError, typedError } from "../../lib/errors/api-error.ts";
 import { defaultErrorPolicy, renderError } from "../../lib/errors/envelopes.ts";
 import { handleError } from "../../lib/errors/on-error.ts";
 import type { AppEnv } from "../../lib/http/app-env.ts";
@@ -25,11 +25,16 @@ export function createBaseApp(registrations: readonly RouteRegistration[]): Open
   });
   app.use("*", requestId, dependencies);
   app.onError(handleError);
-  // The policy of the path's own middleware, when it has one: another method on the sale or refund path
-  // answers 404 with the stable `error.code` (not_found) every error of those two carries.
-  app.notFound((c) =>
-    c.json(renderError(platformError(404, "Not found"), c.get("errorPolicy") ?? defaultErrorPolicy), 404),
-  );
+  // In the envelope of the path's own middleware, when it has one: another method on the sale or refund path
+  // answers 404 with the stable `error.code` (not_found) every error of those two carries, and on readiness,
+  // whose errors all use the typed envelope, a typed `not_found`.
+  app.notFound((c) => {
+    const policy = c.get("errorPolicy") ?? defaultErrorPolicy;
+    const error = policy.typedFailure
+      ? typedError(404, "not_found", "Not found")
+      : platformError(404, "Not found");
+    return c.json(renderError(error, policy), 404);
+  });
 
   app.get("/healthz", (c) => c.json({ ok: true }));
   app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", { type: "http", scheme: "bearer" });

@@ -46,6 +46,16 @@ describe("another method on a tracking path", () => {
       error: { status: 404, name: "NotFoundError", message: "Not found", details: {}, ...code },
     });
   });
+
+  it("readiness: 404 in the typed envelope, as all its errors", async () => {
+    const p = await createProgram();
+    const response = await SELF.fetch("https://api.test/api/v1/programs/me/readiness", {
+      method: "POST",
+      headers: { Authorization: `Bearer ${p.apiKey}`, "CF-Connecting-IP": freshIp() },
+    });
+    expect(response.status).toBe(404);
+    expect(await response.json()).toEqual({ error: { code: "not_found", message: "Not found" } });
+  });
 });
 
 describe("CORS on the browser routes", () => {
