@@ -122,10 +122,12 @@ export function checkNewProgram(body: Record<string, unknown>): FieldCheck<NewPr
   if (!type.ok) return type;
   const rate = checkCommissionRate(body.commission_rate, type.value);
   if (!rate.ok) return rate;
-  const duration = body.duration_months === undefined ? ok(0) : checkDurationMonths(body.duration_months);
+  // The optional fields, like the required ones, count null as not sent: their defaults apply.
+  const duration = absent(body.duration_months) ? ok(0) : checkDurationMonths(body.duration_months);
   if (!duration.ok) return duration;
-  const window =
-    body.cookie_duration === undefined ? ok(60) : checkWindowDays(body.cookie_duration, "cookie_duration");
+  const window = absent(body.cookie_duration)
+    ? ok(60)
+    : checkWindowDays(body.cookie_duration, "cookie_duration");
   if (!window.ok) return window;
   const name = checkName(body.name);
   if (!name.ok) return name;
@@ -142,6 +144,10 @@ export function checkNewProgram(body: Record<string, unknown>): FieldCheck<NewPr
       attributionWindowDays: window.value,
     },
   };
+}
+
+function absent(value: unknown): boolean {
+  return value === undefined || value === null;
 }
 
 function ok<T>(value: T): FieldCheck<T> {

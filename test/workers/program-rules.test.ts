@@ -93,6 +93,12 @@ describe("program rules (the command-line init table, exactly)", () => {
     });
   });
 
+  it("counts null optional fields as not sent: their defaults apply", () => {
+    expect(
+      checkNewProgram({ ...valid, commission_type: "fixed", duration_months: null, cookie_duration: null }),
+    ).toMatchObject({ ok: true, value: { durationMonths: 0, attributionWindowDays: 60 } });
+  });
+
   it("reduces a URL to its host and keeps the given window", () => {
     const result = checkNewProgram({
       ...valid,
