@@ -46,6 +46,20 @@ export function rateLimit(policy: RateLimitPolicy) {
 }
 
 /**
+ * Spec section 8: every response on a limited route carries the `X-RateLimit-*` headers, a CORS preflight's
+ * too. The CORS middleware answers a preflight before the limiter and it is not counted (the call it announces
+ * is); placed before that middleware, this adds the headers of the caller's IP bucket as it stands (a preflight
+ * carries no credentials, and the browser routes count per IP).
+ */
+export function preflightRateLimitHeaders(policy: RateLimitPolicy) {
+  return createMiddleware<AppEnv>(async (c, next) => {
+    await next();
+    if (c.req.method !== "OPTIONS") return;
+    setHeaders(c.res.headers, await c.get("deps").rateLimiter.peek(policy, `ip:${clientIp(c)}`));
+  });
+}
+
+/**
  * Spec section 8: keyed routes count per Bearer token, falling back to IP when none is sent. A token this
  * isolate has seen authenticate counts in its own bucket only. Any other token counts in the caller's IP
  * bucket first, so made-up tokens cannot each get a fresh allowance, and then, if the IP still has room, in

@@ -51,6 +51,20 @@ export class MemoryRateLimiter implements RateLimiter {
     };
   }
 
+  async peek(policy: RateLimitPolicy, key: string): Promise<RateLimitResult> {
+    const nowMs = this.clock.now().getTime();
+    const windowMs = policy.windowSeconds * 1000;
+    const windowStart = Math.floor(nowMs / windowMs) * windowMs;
+    const current = this.windows.get(`${policy.name}:${key}`);
+    const count = current && current.windowStart === windowStart ? current.count : 0;
+    return {
+      allowed: count < policy.limit,
+      limit: policy.limit,
+      remaining: Math.max(0, policy.limit - count),
+      resetAt: Math.ceil((windowStart + windowMs) / 1000),
+    };
+  }
+
   private makeRoom(nowMs: number): void {
     // A full scan at most once a second: a flood of new callers must not cost a scan per request.
     if (nowMs - this.lastSweepMs >= 1000) {

@@ -19,4 +19,6 @@ export interface RateLimitResult {
 /** The rate-limit port: Upstash in production, an in-memory fixed window per instance otherwise. */
 export interface RateLimiter {
   check(policy: RateLimitPolicy, key: string): Promise<RateLimitResult>;
+  /** The bucket as it stands, without counting a call (`allowed`: whether a call now would be). */
+  peek(policy: RateLimitPolicy, key: string): Promise<RateLimitResult>;
 }

@@ -1,4 +1,4 @@
-import { rootLogger } from "../log.ts";
+import { errorFields, rootLogger } from "../log.ts";
 import type { RateLimiter, RateLimitPolicy, RateLimitResult } from "./types.ts";
 import { UpstashRest } from "./upstash-rest.ts";
 
@@ -64,6 +64,41 @@ export class UpstashRateLimiter implements RateLimiter {
       rootLogger.warn("rate limiter timed out; request let through", { policy: policy.name });
     } catch (error) {
       rootLogger.error("rate limiter failed; request let through", error, { policy: policy.name });
+    } finally {
+      clearTimeout(timer);
+    }
+    return letThrough(policy, windowEnd);
+  }
+
+  /** One `GET` of the window's count (none when this isolate already refused the caller in it). */
+  async peek(policy: RateLimitPolicy, key: string): Promise<RateLimitResult> {
+    const windowMs = policy.windowSeconds * 1000;
+    const now = Date.now();
+    const bucket = Math.floor(now / windowMs);
+    const windowEnd = (bucket + 1) * windowMs;
+    const identifier = `ratelimit:${policy.name}:${key}`;
+    if ((this.blockedUntil.get(identifier) ?? 0) >= now) return refused(policy, windowEnd);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const timedOut = new Promise<"timeout">((resolve) => {
+      timer = setTimeout(() => resolve("timeout"), this.timeoutMs);
+    });
+    try {
+      const used = await Promise.race([this.redis.command(["GET", `${identifier}:${bucket}`]), timedOut]);
+      if (used !== "timeout") {
+        const count = used === null ? 0 : Number(used);
+        if (!Number.isInteger(count)) throw new Error(`unexpected rate limit count: ${String(used)}`);
+        return {
+          allowed: count < policy.limit,
+          limit: policy.limit,
+          remaining: Math.max(0, policy.limit - count),
+          resetAt: Math.ceil(windowEnd / 1000),
+        };
+      }
+    } catch (error) {
+      rootLogger.warn("rate limiter peek failed; the policy's own figures shown", {
+        policy: policy.name,
+        ...errorFields(error),
+      });
     } finally {
       clearTimeout(timer);
     }

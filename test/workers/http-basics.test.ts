@@ -69,6 +69,36 @@ describe("CORS on the browser routes", () => {
       },
     });
 
+  it.each([
+    ["/api/v1/track/click", "60"],
+    ["/api/v1/track/lead", "30"],
+    ["/api/v1/track/visit", "120"],
+    ["/api/v1/track/config", "60"],
+  ])(
+    "a preflight of %s carries the IP bucket's X-RateLimit-* headers and is not counted",
+    async (path, limit) => {
+      const ip = freshIp();
+      const send = (method: string) =>
+        SELF.fetch(`https://api.test${path}`, {
+          method,
+          headers: { Origin: "https://unlisted.example", "CF-Connecting-IP": ip },
+        });
+      for (let i = 0; i < 3; i++) {
+        const answer = await send("OPTIONS");
+        expect(answer.status).toBe(204);
+        expect(answer.headers.get("X-RateLimit-Limit")).toBe(limit);
+        expect(answer.headers.get("X-RateLimit-Remaining")).toBe(limit);
+        expect(Number(answer.headers.get("X-RateLimit-Reset"))).toBeGreaterThan(Date.now() / 1000);
+        expect(answer.headers.get("Retry-After")).toBeNull();
+      }
+      // The call itself is counted (whatever it answers), and the next preflight shows it.
+      expect(
+        (await send(path.endsWith("config") ? "GET" : "POST")).headers.get("X-RateLimit-Remaining"),
+      ).toBe(String(Number(limit) - 1));
+      expect((await send("OPTIONS")).headers.get("X-RateLimit-Remaining")).toBe(String(Number(limit) - 1));
+    },
+  );
+
   it("grants a preflight to an origin a program allows, and not to its 127.0.0.1 twin", async () => {
     const port = 20000 + Math.floor(Math.random() * 40000);
     await createProgram({ allowedOrigins: [`http://localhost:${port}`] });

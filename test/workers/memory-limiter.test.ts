@@ -69,3 +69,24 @@ describe("known keys", () => {
     expect([keys.has("a"), keys.has("b"), keys.has("c")]).toEqual([true, false, true]);
   });
 });
+
+describe("peek", () => {
+  it("shows the bucket as it stands without counting a call", async () => {
+    const limiter = new MemoryRateLimiter(movableClock("2026-01-01T00:00:10Z"));
+    const fresh = {
+      allowed: true,
+      limit: 2,
+      remaining: 2,
+      resetAt: Date.parse("2026-01-01T00:01:00Z") / 1000,
+    };
+    expect(await limiter.peek(policy, "ip:1")).toEqual(fresh);
+    expect(await limiter.peek(policy, "ip:1")).toEqual(fresh);
+    expect(limiter.size).toBe(0);
+    await limiter.check(policy, "ip:1");
+    expect(await limiter.peek(policy, "ip:1")).toMatchObject({ allowed: true, remaining: 1 });
+    await limiter.check(policy, "ip:1");
+    expect(await limiter.peek(policy, "ip:1")).toMatchObject({ allowed: false, remaining: 0 });
+    // Peeking counted nothing: the third call is the first refused.
+    expect((await limiter.check(policy, "ip:1")).allowed).toBe(false);
+  });
+});

@@ -43,6 +43,27 @@ describe("rate limit, Upstash limiter against the real Redis", () => {
     await expectLimitedAfter(responses, 60);
   });
 
+  it("shows the IP bucket on a preflight without counting it", async () => {
+    const ip = freshIp();
+    const preflight = async () => {
+      const ctx = createExecutionContext();
+      const response = await worker.fetch(
+        new Request(clickUrl, {
+          method: "OPTIONS",
+          headers: { Origin: "https://unlisted.example", "CF-Connecting-IP": ip },
+        }),
+        upstashEnv as typeof env,
+        ctx,
+      );
+      await waitOnExecutionContext(ctx);
+      return response.headers.get("X-RateLimit-Remaining");
+    };
+    expect(await preflight()).toBe("60");
+    expect(await preflight()).toBe("60");
+    for (let i = 0; i < 3; i++) await throughUpstash(ip, {});
+    expect(await preflight()).toBe("57");
+  });
+
   it("costs at most one Redis round trip per request once warm", async () => {
     const ip = freshIp();
     await throughUpstash(ip, {});

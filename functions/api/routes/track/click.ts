@@ -12,7 +12,7 @@ import { limitBody } from "../../../../lib/http/body-limit.ts";
 import { clientIp } from "../../../../lib/http/client-ip.ts";
 import { browserCors } from "../../../../lib/http/cors.ts";
 import { errorPolicy } from "../../../../lib/http/dependencies.ts";
-import { rateLimit } from "../../../../lib/http/rate-limit.ts";
+import { preflightRateLimitHeaders, rateLimit } from "../../../../lib/http/rate-limit.ts";
 import { sendingOf } from "../../../../lib/http/sending.ts";
 import { newClickId } from "../../../../lib/ids.ts";
 import { rateLimits } from "../../../../lib/ratelimit/policies.ts";
@@ -68,6 +68,7 @@ export function registerClick(app: OpenAPIHono<AppEnv>): void {
   app.use(
     clickRoute.path,
     errorPolicy("Click tracking failed"),
+    preflightRateLimitHeaders(rateLimits.click),
     browserCors("POST"),
     // The limiter first, so a 413 carries the X-RateLimit-* headers like every answer of the route.
     rateLimit(rateLimits.click),

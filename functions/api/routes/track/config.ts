@@ -7,7 +7,7 @@ import {
 import type { AppEnv } from "../../../../lib/http/app-env.ts";
 import { errorPolicy } from "../../../../lib/http/dependencies.ts";
 import { publicCors } from "../../../../lib/http/public-cors.ts";
-import { rateLimit } from "../../../../lib/http/rate-limit.ts";
+import { preflightRateLimitHeaders, rateLimit } from "../../../../lib/http/rate-limit.ts";
 import { rateLimits } from "../../../../lib/ratelimit/policies.ts";
 import { ConfigQuerySchema, ConfigResponseSchema } from "../../../../lib/tracking/config/config-request.ts";
 import { readTrackerConfig } from "../../../../lib/tracking/config/config-store.ts";
@@ -36,6 +36,7 @@ export function registerConfig(app: OpenAPIHono<AppEnv>): void {
   app.use(
     configRoute.path,
     errorPolicy("Config lookup failed"),
+    preflightRateLimitHeaders(rateLimits.config),
     publicCors("GET"),
     rateLimit(rateLimits.config),
   );

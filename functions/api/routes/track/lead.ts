@@ -17,7 +17,7 @@ import { browserCors } from "../../../../lib/http/cors.ts";
 import { errorPolicy } from "../../../../lib/http/dependencies.ts";
 import { keyBeforeBodyRefusal } from "../../../../lib/http/key-before-body-refusal.ts";
 import { keyRotationNotice } from "../../../../lib/http/key-rotation-notice.ts";
-import { rateLimit } from "../../../../lib/http/rate-limit.ts";
+import { preflightRateLimitHeaders, rateLimit } from "../../../../lib/http/rate-limit.ts";
 import { sendingOf } from "../../../../lib/http/sending.ts";
 import { rateLimits } from "../../../../lib/ratelimit/policies.ts";
 import { storedEmail } from "../../../../lib/tracking/email.ts";
@@ -99,6 +99,7 @@ export function registerLead(app: OpenAPIHono<AppEnv>): void {
   app.use(
     leadRoute.path,
     errorPolicy("Lead tracking failed"),
+    preflightRateLimitHeaders(rateLimits.lead),
     browserCors("POST"),
     // The limiter first, so a 413 carries the X-RateLimit-* headers like every answer of the route.
     rateLimit(rateLimits.lead),

@@ -9,7 +9,7 @@ import type { AppEnv } from "../../../../lib/http/app-env.ts";
 import { limitBody } from "../../../../lib/http/body-limit.ts";
 import { browserCors } from "../../../../lib/http/cors.ts";
 import { errorPolicy } from "../../../../lib/http/dependencies.ts";
-import { rateLimit } from "../../../../lib/http/rate-limit.ts";
+import { preflightRateLimitHeaders, rateLimit } from "../../../../lib/http/rate-limit.ts";
 import { rateLimits } from "../../../../lib/ratelimit/policies.ts";
 import { decideVisit } from "../../../../lib/tracking/visit/decide-visit.ts";
 import { visitRefusalError } from "../../../../lib/tracking/visit/visit-outcome-http.ts";
@@ -41,6 +41,7 @@ export function registerVisit(app: OpenAPIHono<AppEnv>): void {
   app.use(
     visitRoute.path,
     errorPolicy("Visit tracking failed"),
+    preflightRateLimitHeaders(rateLimits.visit),
     browserCors("POST"),
     // The limiter first, so a 413 carries the X-RateLimit-* headers like every answer of the route.
     rateLimit(rateLimits.visit),
