@@ -53,8 +53,8 @@ export function rateLimit(policy: RateLimitPolicy) {
  */
 export function preflightRateLimitHeaders(policy: RateLimitPolicy) {
   return createMiddleware<AppEnv>(async (c, next) => {
+    if (c.req.method !== "OPTIONS") return next();
     await next();
-    if (c.req.method !== "OPTIONS") return;
     setHeaders(c.res.headers, await c.get("deps").rateLimiter.peek(policy, `ip:${clientIp(c)}`));
   });
 }
