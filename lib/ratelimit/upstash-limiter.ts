@@ -31,24 +31,14 @@ export class UpstashRateLimiter implements RateLimiter {
   }
 
   async check(policy: RateLimitPolicy, key: string): Promise<RateLimitResult> {
-    const windowMs = policy.windowSeconds * 1000;
-    const now = Date.now();
-    const bucket = Math.floor(now / windowMs);
-    const windowEnd = (bucket + 1) * windowMs;
-    const identifier = `ratelimit:${policy.name}:${key}`;
-
+    const { now, windowMs, windowEnd, identifier, bucketKey } = windowOf(policy, key);
     const blockedUntil = this.blockedUntil.get(identifier);
     if (blockedUntil !== undefined) {
       if (blockedUntil >= now) return refused(policy, blockedUntil);
       this.blockedUntil.delete(identifier);
     }
-
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const timedOut = new Promise<"timeout">((resolve) => {
-      timer = setTimeout(() => resolve("timeout"), this.timeoutMs);
-    });
     try {
-      const used = await Promise.race([this.count(`${identifier}:${bucket}`, windowMs), timedOut]);
+      const used = await this.withinTimeout(this.count(bucketKey, windowMs));
       if (used !== "timeout") {
         if (used > policy.limit) {
           this.blockedUntil.set(identifier, windowEnd);
@@ -64,26 +54,16 @@ export class UpstashRateLimiter implements RateLimiter {
       rootLogger.warn("rate limiter timed out; request let through", { policy: policy.name });
     } catch (error) {
       rootLogger.error("rate limiter failed; request let through", error, { policy: policy.name });
-    } finally {
-      clearTimeout(timer);
     }
     return letThrough(policy, windowEnd);
   }
 
   /** One `GET` of the window's count (none when this isolate already refused the caller in it). */
   async peek(policy: RateLimitPolicy, key: string): Promise<RateLimitResult> {
-    const windowMs = policy.windowSeconds * 1000;
-    const now = Date.now();
-    const bucket = Math.floor(now / windowMs);
-    const windowEnd = (bucket + 1) * windowMs;
-    const identifier = `ratelimit:${policy.name}:${key}`;
+    const { now, windowEnd, identifier, bucketKey } = windowOf(policy, key);
     if ((this.blockedUntil.get(identifier) ?? 0) >= now) return refused(policy, windowEnd);
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const timedOut = new Promise<"timeout">((resolve) => {
-      timer = setTimeout(() => resolve("timeout"), this.timeoutMs);
-    });
     try {
-      const used = await Promise.race([this.redis.command(["GET", `${identifier}:${bucket}`]), timedOut]);
+      const used = await this.withinTimeout(this.redis.command(["GET", bucketKey]));
       if (used !== "timeout") {
         const count = used === null ? 0 : Number(used);
         if (!Number.isInteger(count)) throw new Error(`unexpected rate limit count: ${String(used)}`);
@@ -99,10 +79,21 @@ export class UpstashRateLimiter implements RateLimiter {
         policy: policy.name,
         ...errorFields(error),
       });
+    }
+    return letThrough(policy, windowEnd);
+  }
+
+  /** The call's answer, or `timeout` when Redis has not answered within `timeoutMs`. */
+  private async withinTimeout<T>(call: Promise<T>): Promise<T | "timeout"> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const timedOut = new Promise<"timeout">((resolve) => {
+      timer = setTimeout(() => resolve("timeout"), this.timeoutMs);
+    });
+    try {
+      return await Promise.race([call, timedOut]);
     } finally {
       clearTimeout(timer);
     }
-    return letThrough(policy, windowEnd);
   }
 
   private async count(bucketKey: string, windowMs: number): Promise<number> {
@@ -115,6 +106,21 @@ export class UpstashRateLimiter implements RateLimiter {
     if (typeof used !== "number") throw new Error(`unexpected rate limit count: ${typeof used}`);
     return used;
   }
+}
+
+/** The fixed window `now` falls in, and the Redis key of the caller's count in it. */
+function windowOf(policy: RateLimitPolicy, key: string) {
+  const windowMs = policy.windowSeconds * 1000;
+  const now = Date.now();
+  const bucket = Math.floor(now / windowMs);
+  const identifier = `ratelimit:${policy.name}:${key}`;
+  return {
+    now,
+    windowMs,
+    windowEnd: (bucket + 1) * windowMs,
+    identifier,
+    bucketKey: `${identifier}:${bucket}`,
+  };
 }
 
 function refused(policy: RateLimitPolicy, windowEndMs: number): RateLimitResult {
