@@ -1,3 +1,5 @@
+import { withoutLoneSurrogates } from "../text/lone-surrogates.ts";
+
 /**
  * JSON for a `jsonb` parameter. A lone UTF-16 surrogate (a string cut inside an emoji, say) is written by
  * `JSON.stringify` as an escape that `jsonb` refuses, failing the whole statement; sent as a text parameter
@@ -16,6 +18,5 @@ export function wellFormedJson(value: unknown): string {
 /** An escape of a surrogate code unit: every lone one, and a few texts that merely spell one (`"\\ud800"`). */
 const MAYBE_LONE_SURROGATE = /\\ud[89a-f]/;
 
-export function wellFormed(value: string): string {
-  return value.replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, "\uFFFD");
-}
+/** The text as the database stores it: each lone surrogate becomes U+FFFD. */
+export const wellFormed = withoutLoneSurrogates;

@@ -12,8 +12,11 @@ export type FieldCheck<T> = { ok: true; value: T } | { ok: false; field: string;
 export const MISSING_INIT_FIELDS_MESSAGE =
   "Missing required fields: name, domain, commission_type, commission_rate";
 export const MAX_NAME_LENGTH = 200;
-/** `numeric(14, 4)`: ten integer digits. A fixed commission this large is a typo, not a price. */
-const MAX_COMMISSION_RATE = 1_000_000;
+/** `numeric(14, 4)`: below 10^10, kept to four decimal places. */
+const COMMISSION_RATE_LIMIT = 10_000_000_000;
+const COMMISSION_RATE_PLACES = 4;
+/** A recurring commission's months: a hundred years (longer is what 0, lifetime, says). */
+export const MAX_DURATION_MONTHS = 1200;
 
 const percentTypes: readonly CommissionType[] = ["percent", "recurring_percent"];
 
@@ -65,22 +68,38 @@ export function checkCommissionType(value: unknown): FieldCheck<CommissionType> 
   );
 }
 
-/** The rate as the database stores it (`numeric(14, 4)`, a decimal string). */
+/**
+ * The rate as the database stores it (`numeric(14, 4)`, a decimal string): rounded to four decimal places
+ * (the answer shows the stored rate). Beyond the spec's two messages, what the column cannot hold says so:
+ * a rate that rounds to 0, or one of ten integer digits or more (only a fixed commission can be that large).
+ */
 export function checkCommissionRate(value: unknown, type: CommissionType): FieldCheck<string> {
-  if (typeof value !== "number" || !Number.isFinite(value) || value <= 0 || value > MAX_COMMISSION_RATE) {
+  if (typeof value !== "number" || !Number.isFinite(value) || value <= 0) {
     return fail("commission_rate", "commission_rate must be a positive number");
   }
   if (percentTypes.includes(type) && value > 100) {
     return fail("commission_rate", "commission_rate is a percentage for this type and cannot exceed 100");
   }
-  const rounded = Math.round(value * 10_000) / 10_000;
-  if (rounded <= 0) return fail("commission_rate", "commission_rate must be a positive number");
+  const scale = 10 ** COMMISSION_RATE_PLACES;
+  const rounded = Math.round(value * scale) / scale;
+  if (rounded <= 0) {
+    return fail(
+      "commission_rate",
+      `commission_rate must be at least ${1 / scale} (rates keep ${COMMISSION_RATE_PLACES} decimal places)`,
+    );
+  }
+  if (rounded >= COMMISSION_RATE_LIMIT) {
+    return fail("commission_rate", `commission_rate must be less than ${COMMISSION_RATE_LIMIT}`);
+  }
   return { ok: true, value: String(rounded) };
 }
 
 export function checkDurationMonths(value: unknown): FieldCheck<number> {
-  if (typeof value !== "number" || !Number.isInteger(value) || value < 0 || value > 1200) {
+  if (typeof value !== "number" || !Number.isInteger(value) || value < 0) {
     return fail("duration_months", "duration_months must be a whole number of months (0 = lifetime)");
+  }
+  if (value > MAX_DURATION_MONTHS) {
+    return fail("duration_months", `duration_months must be at most ${MAX_DURATION_MONTHS} (0 = lifetime)`);
   }
   return { ok: true, value };
 }

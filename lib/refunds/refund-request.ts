@@ -24,10 +24,12 @@ export const RefundRequestSchema = z
       refund_id: z
         .string({ error: "refund_id must be a string" })
         .trim()
-        .min(1, { error: "refund_id must be a string" })
         .max(255, { error: "refund_id must be at most 255 characters" })
         .nullish()
-        .openapi({ description: "Your id for this refund; a repeated refund_id is skipped." }),
+        .openapi({
+          description:
+            "Your id for this refund; a repeated refund_id is skipped. Blank: no id (keyed by its amount).",
+        }),
       refund_reason: z
         .string({ error: "refund_reason must be a string" })
         .max(1000, { error: "refund_reason must be at most 1000 characters" })

@@ -4,6 +4,7 @@ import { leadEvents } from "../../schema/events.ts";
 import { stripePendingPayments } from "../../schema/stripe-events.ts";
 import type { Database } from "../db/client.ts";
 import { columnList, columnName, fromDriver } from "../db/columns.ts";
+import { wellFormedJson } from "../db/well-formed-json.ts";
 import type { CustomerBindingDecision } from "./decide-provider-sale.ts";
 import type { ProviderPayment } from "./provider-events.ts";
 
@@ -92,7 +93,7 @@ export async function keepPayment(
     insert into ${t}
       (${columnList(t.programId, t.eventId, t.objectId, t.subscriptionId, t.providerCustomerId, t.payment)})
     values (${programId}::int, ${eventId}, ${payment.objectId}, ${payment.subscriptionId}::text,
-            ${payment.providerCustomerId}::text, ${JSON.stringify(payment)}::jsonb)
+            ${payment.providerCustomerId}::text, ${wellFormedJson(payment)}::jsonb)
     on conflict (${columnName(t.eventId)}) do nothing`);
 }
 

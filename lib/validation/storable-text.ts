@@ -1,8 +1,11 @@
 import { bodyRefusal } from "../errors/api-error.ts";
+import { hasLoneSurrogate } from "../text/lone-surrogates.ts";
 
 /**
  * Postgres refuses a NUL character in `text` and in `jsonb` (strings and keys alike) with an error, which
- * would turn a caller's bad input into a 500. Identifiers (ids, keys, codes) are matched exactly against
+ * would turn a caller's bad input into a 500. A lone UTF-16 surrogate is not Unicode text either: `jsonb`
+ * refuses its escape, and as `text` it would be stored as U+FFFD, so two different keys would name one
+ * customer; it is refused too (RFC 7493, I-JSON, forbids it in the JSON of an interface). Identifiers (ids, keys, codes) are matched exactly against
  * stored rows, so any C0 control character or DEL in one is a caller's mistake too; free text (URLs,
  * referrers, reasons, metadata) may carry tabs or newlines and refuses only NUL.
  */
@@ -38,8 +41,10 @@ export function unstorableTextIssue(body: unknown): string | null {
     if (identifierFields.has(field) && typeof value === "string" && hasControlCharacter(value)) {
       return `${field} must not contain control characters`;
     }
-    const path = nulPathIn(value, field);
-    if (path !== null) return `${path} must not contain NUL characters`;
+    const nulAt = nulPathIn(value, field);
+    if (nulAt !== null) return `${nulAt} must not contain NUL characters`;
+    const surrogateAt = loneSurrogatePathIn(value, field);
+    if (surrogateAt !== null) return `${surrogateAt} must not contain unpaired surrogates`;
   }
   return null;
 }
@@ -52,18 +57,28 @@ export function assertStorableText(body: unknown): void {
 
 /** The path (from `path`) of the first string or object key holding a NUL, or `null`. */
 export function nulPathIn(value: unknown, path: string): string | null {
-  if (typeof value === "string") return hasNul(value) ? path : null;
+  return pathOfFirstText(value, path, hasNul);
+}
+
+/** The path (from `path`) of the first string or object key holding a lone surrogate, or `null`. */
+export function loneSurrogatePathIn(value: unknown, path: string): string | null {
+  return pathOfFirstText(value, path, hasLoneSurrogate);
+}
+
+/** The path of the first string or object key `matches` holds for (a key names its object), or `null`. */
+function pathOfFirstText(value: unknown, path: string, matches: (text: string) => boolean): string | null {
+  if (typeof value === "string") return matches(value) ? path : null;
   if (Array.isArray(value)) {
     for (const [index, item] of value.entries()) {
-      const found = nulPathIn(item, `${path}[${index}]`);
+      const found = pathOfFirstText(item, `${path}[${index}]`, matches);
       if (found !== null) return found;
     }
     return null;
   }
   if (value && typeof value === "object") {
     for (const [key, item] of Object.entries(value)) {
-      if (hasNul(key)) return path;
-      const found = nulPathIn(item, `${path}.${key}`);
+      if (matches(key)) return path;
+      const found = pathOfFirstText(item, `${path}.${key}`, matches);
       if (found !== null) return found;
     }
   }

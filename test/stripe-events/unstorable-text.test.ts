@@ -84,3 +84,23 @@ describe("events with NUL characters", () => {
     expect(await salesOf(p.programId)).toEqual([]);
   });
 });
+
+/**
+ * A lone UTF-16 surrogate (`\ud800` in the JSON) is not storable as such: `jsonb` refuses its escape, and as
+ * `text` it becomes U+FFFD. The API refuses it in a body (400); an event is the provider's, so it is recorded
+ * as the database stores it, never answered 500 (which the provider would retry for days).
+ */
+describe("events with lone surrogates", () => {
+  it("records a paid checkout whose payment id holds a lone surrogate, the surrogate stored as U+FFFD", async () => {
+    const p = await connectedProgram();
+    const clickId = await click(p);
+    const session = checkoutSession({ paymentIntent: "pi_\ud800x", metadata: { service_click_id: clickId } });
+    const e = event("checkout.session.completed", session, { account: p.accountId });
+    const response = await deliver(e);
+    expect(response.status).toBe(200);
+    expect(response.body).toMatchObject({ outcome: "recorded" });
+    expect((await eventRow(e.id))?.status).toBe("completed");
+    const sales = await salesOf(p.programId);
+    expect(sales.map((s) => s.processorEventId)).toEqual(["pi_\ufffdx"]);
+  });
+});

@@ -285,6 +285,20 @@ const rows: Row[] = [
   {
     endpoint: "init",
     status: 400,
+    message: "duration_months must be at most 1200 (0 = lifetime)",
+    case: "beyond a hundred years: not the spec's message, which would call 1201 no whole number",
+    call: () => initWith({ ...validInit, commission_type: "recurring_percent", duration_months: 1201 }),
+  },
+  {
+    endpoint: "init",
+    status: 400,
+    message: "commission_rate must be less than 10000000000",
+    case: "a fixed rate the column cannot hold",
+    call: () => initWith({ ...validInit, commission_type: "fixed", commission_rate: 1e10 }),
+  },
+  {
+    endpoint: "init",
+    status: 400,
     message: "cookie_duration must be a whole number of days from 1 to 365",
     call: () => initWith({ ...validInit, cookie_duration: 366 }),
   },

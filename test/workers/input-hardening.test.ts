@@ -28,6 +28,9 @@ async function rowsOf(programId: number): Promise<Record<string, number>> {
 
 const tooBig = 2 ** 31;
 const nul = "\u0000";
+/** A high surrogate without its low half, and a low one alone: JSON carries them as `\ud800` escapes. */
+const highAlone = "\ud800";
+const lowAlone = "\udfff";
 
 interface Case {
   name: string;
@@ -230,6 +233,75 @@ const cases: Case[] = [
     auth: "key",
     body: () => ({ transaction_id: txn(), refund_reason: `why${nul}` }),
     expected: bad("refund_reason must not contain NUL characters", "invalid_request"),
+  },
+  // lone surrogates: not Unicode text (jsonb refuses them; as text they became U+FFFD, so keys collided)
+  {
+    name: "click: lone surrogate in referrer",
+    path: click,
+    body: (p) => ({ affiliate_url: landing(p), referrer: `https://a.example/${highAlone}` }),
+    expected: bad("referrer must not contain unpaired surrogates"),
+  },
+  {
+    name: "click: lone surrogate in an additional_data key",
+    path: click,
+    body: (p) => ({ affiliate_url: landing(p), additional_data: { [`k${lowAlone}`]: 1 } }),
+    expected: bad("additional_data must not contain unpaired surrogates"),
+  },
+  {
+    name: "lead: lone surrogate in customer_key",
+    path: lead,
+    auth: "key",
+    body: (_p, clickId) => ({ click_id: clickId, customer_key: `k-${highAlone}` }),
+    expected: bad("customer_key must not contain unpaired surrogates"),
+  },
+  {
+    name: "lead: a low surrogate before its high one is no pair",
+    path: lead,
+    auth: "key",
+    body: (_p, clickId) => ({ click_id: clickId, customer_key: `k-${lowAlone}${highAlone}` }),
+    expected: bad("customer_key must not contain unpaired surrogates"),
+  },
+  {
+    name: "sale: lone surrogate in transaction_id",
+    path: sale,
+    auth: "key",
+    body: () => ({ transaction_id: `lone-${highAlone}`, amount_cents: 100 }),
+    expected: bad("transaction_id must not contain unpaired surrogates", "invalid_request"),
+  },
+  {
+    name: "sale: lone surrogate in customer_key",
+    path: sale,
+    auth: "key",
+    body: () => ({ transaction_id: txn(), amount_cents: 100, customer_key: `k-${lowAlone}` }),
+    expected: bad("customer_key must not contain unpaired surrogates", "invalid_request"),
+  },
+  {
+    name: "sale: lone surrogate in a line_items value",
+    path: sale,
+    auth: "key",
+    body: () => ({ transaction_id: txn(), amount_cents: 100, line_items: { n: highAlone } }),
+    expected: bad("line_items.n must not contain unpaired surrogates", "invalid_request"),
+  },
+  {
+    name: "sale: lone surrogate in product_id",
+    path: sale,
+    auth: "key",
+    body: () => ({ transaction_id: txn(), amount_cents: 100, product_id: `p${lowAlone}` }),
+    expected: bad("product_id must not contain unpaired surrogates", "invalid_request"),
+  },
+  {
+    name: "refund: lone surrogate in refund_id",
+    path: refund,
+    auth: "key",
+    body: () => ({ transaction_id: txn(), refund_amount_cents: 100, refund_id: `re_${highAlone}x` }),
+    expected: bad("refund_id must not contain unpaired surrogates", "invalid_request"),
+  },
+  {
+    name: "refund: lone surrogate in refund_reason",
+    path: refund,
+    auth: "key",
+    body: () => ({ transaction_id: txn(), refund_reason: `why${lowAlone}` }),
+    expected: bad("refund_reason must not contain unpaired surrogates", "invalid_request"),
   },
   // visit
   {

@@ -49,6 +49,21 @@ describe("program rules (the command-line init table, exactly)", () => {
       "duration_months must be a whole number of months (0 = lifetime)",
     ],
     [
+      "months beyond a hundred years",
+      { ...valid, duration_months: 1201 },
+      "duration_months must be at most 1200 (0 = lifetime)",
+    ],
+    [
+      "rate below what four decimal places keep",
+      { ...valid, commission_rate: 0.00004 },
+      "commission_rate must be at least 0.0001 (rates keep 4 decimal places)",
+    ],
+    [
+      "fixed rate of eleven integer digits",
+      { ...valid, commission_type: "fixed", commission_rate: 1e10 },
+      "commission_rate must be less than 10000000000",
+    ],
+    [
       "cookie 0",
       { ...valid, cookie_duration: 0 },
       "cookie_duration must be a whole number of days from 1 to 365",
@@ -90,6 +105,25 @@ describe("program rules (the command-line init table, exactly)", () => {
         durationMonths: 0,
         attributionWindowDays: 60,
       },
+    });
+  });
+
+  it("keeps any positive rate the column holds, rounded to four decimal places", () => {
+    const rateOf = (body: Record<string, unknown>) => {
+      const result = checkNewProgram({ ...valid, ...body });
+      return result.ok ? result.value.commissionRate : result.message;
+    };
+    expect(rateOf({ commission_type: "fixed", commission_rate: 5_000_000 })).toBe("5000000");
+    expect(rateOf({ commission_type: "recurring_fixed", commission_rate: 9_999_999_999.9999 })).toBe(
+      "9999999999.9999",
+    );
+    expect(rateOf({ commission_rate: 1.123456 })).toBe("1.1235");
+    expect(rateOf({ commission_rate: 0.00005 })).toBe("0.0001");
+    expect(rateOf({ commission_rate: 0.0001 })).toBe("0.0001");
+    expect(rateOf({ commission_rate: 100 })).toBe("100");
+    expect(checkNewProgram({ ...valid, duration_months: 1200 })).toMatchObject({
+      ok: true,
+      value: { durationMonths: 1200 },
     });
   });
 

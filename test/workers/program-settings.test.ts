@@ -273,6 +273,21 @@ describe("PATCH /api/v1/programs/:id/settings", () => {
       "commission_rate is a percentage for this type and cannot exceed 100",
     ],
     ["duration", { duration_months: -1 }, "duration_months must be a whole number of months (0 = lifetime)"],
+    [
+      "duration over a hundred years",
+      { duration_months: 1201 },
+      "duration_months must be at most 1200 (0 = lifetime)",
+    ],
+    [
+      "rate below four decimal places",
+      { commission_rate: 0.00001 },
+      "commission_rate must be at least 0.0001 (rates keep 4 decimal places)",
+    ],
+    [
+      "fixed rate the column cannot hold",
+      { commission_type: "fixed", commission_rate: 2e10 },
+      "commission_rate must be less than 10000000000",
+    ],
     ["hold days", { hold_days: 366 }, "hold_days must be a whole number of days from 0 to 365"],
     ["rules not a list", { commission_rules: {} }, "commission_rules must be a list of at most 100 rules"],
     [

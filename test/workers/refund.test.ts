@@ -753,20 +753,23 @@ describe("commission state table through HTTP", () => {
     expect(await balanceOf(p.programId, p.partnerIds[0])).toBe(1600);
   });
 
-  it("a refund_id holding a lone surrogate, sent again, is skipped as applied (stored and looked up alike)", async () => {
+  it("a blank refund_id is no id: the refund is keyed by its amount, and refunds of other amounts all apply", async () => {
     const p = await createProgram();
     const s = await trackedSale(p, 10_000);
-    // Stored with U+FFFD in place of the lone surrogate, and now looked up the same way: the raw id matched no
-    // stored one, and the repeat answered 500 once its insert had met the unique index 32 times.
-    const body = { transaction_id: s.transactionId, refund_amount_cents: 1000, refund_id: "re_\ud800x" };
-    expect((await refund(p, body)).body).toMatchObject({ status: "refunded", deductionAmount: 200 });
-    expect((await refund(p, body)).body).toEqual({
+    const first = { transaction_id: s.transactionId, refund_amount_cents: 1000, refund_id: "" };
+    expect((await refund(p, first)).body).toMatchObject({ status: "refunded", deductionAmount: 200 });
+    // Another blank id (spaces) with another amount is another refund, not a repeat of the id "".
+    const second = { transaction_id: s.transactionId, refund_amount_cents: 500, refund_id: "   " };
+    expect((await refund(p, second)).body).toMatchObject({ status: "refunded", deductionAmount: 100 });
+    // The same amount again is a retry, as without refund_id.
+    expect((await refund(p, first)).body).toEqual({
       success: true,
       status: "skipped",
-      reason: "refund_id already applied",
+      reason: "duplicate refund (same amount) ignored",
       commission_id: s.commissionId,
     });
-    expect(await refundsOfSale(s.saleId)).toHaveLength(1);
+    expect((await refundsOfSale(s.saleId)).map((r) => r.refundId)).toEqual([null, null]);
+    expect((await saleRow(s.saleId)).refundedCents).toBe(1500);
   });
 
   it("the same amount without refund_id is a retry and is skipped", async () => {

@@ -1304,7 +1304,7 @@ export interface components {
             transaction_id: string;
             /** @description This refund's amount (not a running total). Omitted or 0: everything left. */
             refund_amount_cents?: number | null;
-            /** @description Your id for this refund; a repeated refund_id is skipped. */
+            /** @description Your id for this refund; a repeated refund_id is skipped. Blank: no id (keyed by its amount). */
             refund_id?: string | null;
             refund_reason?: string | null;
             /**

@@ -19,6 +19,7 @@ import { groupCommittedStatement, type Sending } from "../../db/group-committed-
 import { groupCommittedWrite } from "../../db/group-committed-write.ts";
 import { keptPlanStatement } from "../../db/kept-plan.ts";
 import { keptPlanSequence } from "../../db/kept-plan-sequence.ts";
+import { wellFormedJson } from "../../db/well-formed-json.ts";
 import { type PaymentNamespace, paymentNamespace } from "../../sales/payment-namespace.ts";
 import { saleWebhooksStatement } from "../../webhooks/outbox-statements.ts";
 import { customerByClick } from "../customer-by-click.ts";
@@ -533,7 +534,7 @@ function saleStep(decision: Recorded, now: string, needsCommission: boolean): Sa
     taxCents: s.taxCents,
     currency: s.currency,
     saleType: s.saleType,
-    lineItems: s.lineItems === null ? null : JSON.stringify(s.lineItems),
+    lineItems: s.lineItems === null ? null : wellFormedJson(s.lineItems),
     isRecurring: s.isRecurring,
     subscriptionId: s.subscriptionId,
     subscriptionInterval: s.subscriptionInterval,
@@ -749,7 +750,7 @@ export async function writeSale(
   const at = now.toISOString();
   const withCommission = options.withCommission ?? true;
   const aliases = (options.aliases ?? []).filter((a) => a !== decision.sale.processorEventId);
-  const ids = JSON.stringify([decision.sale.processorEventId, ...aliases]);
+  const ids = wellFormedJson([decision.sale.processorEventId, ...aliases]);
   const needsCommission = !withCommission && decision.commission !== null;
   const sale = { processorEventId: decision.sale.processorEventId, namespace: namespaceOf(decision) };
   const written = await saleWriteSent.send(

@@ -2,7 +2,6 @@ import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { evaluateApiKey, refundKeyMessages } from "../../../../lib/auth/program-key.ts";
 import { requestCredential } from "../../../../lib/auth/request-credential.ts";
-import { wellFormed } from "../../../../lib/db/well-formed-json.ts";
 import { badRequest } from "../../../../lib/errors/api-error.ts";
 import {
   okResponse,
@@ -86,9 +85,9 @@ async function readJson(c: Context<AppEnv>): Promise<{ ok: true; value: unknown 
 function refundIntent(input: RefundRequest): RefundIntent {
   return {
     amountCents: input.refund_amount_cents ?? null,
-    // As the database stores it (a lone surrogate becomes U+FFFD), so a repeat finds the refund it repeats: the
-    // raw id matched no stored one, and a repeat answered 500 once its insert had met the unique index 32 times.
-    refundId: input.refund_id == null ? null : wellFormed(input.refund_id),
+    // A blank id (trimmed) is no id, as the lead's blank fields are absent: the refund is keyed by its amount.
+    // (An id with a lone surrogate is refused with the body, before any write.)
+    refundId: input.refund_id || null,
     reason: input.reason ?? "refund",
     refundReason: input.refund_reason ?? null,
   };
