@@ -254,6 +254,34 @@ describe("first click", () => {
     expect(clicks[1]?.clickId).not.toBe(first.body.click_id);
   });
 
+  it("sent a later partner's click id, retains the visitor's first click (its partner keeps the customer)", async () => {
+    const p = await createProgram({ attributionWindowDays: 7 });
+    const first = await postJson(clickPath, { affiliate_url: `https://shop.example/?aff=${p.links[0]}` });
+    await postJson(clickPath, {
+      affiliate_url: `https://shop.example/?aff=${p.links[1]}`,
+      click_id: first.body.click_id,
+    });
+    // The later click's own id: never answered to the browser, but a caller may have it (the events feed).
+    const later = (await clicksOfProgram(p.programId))[1]!.clickId;
+    const third = await postJson(clickPath, {
+      affiliate_url: `https://shop.example/?aff=${p.links[1]}`,
+      click_id: later,
+    });
+    expect(third.body.click_id).toBe(first.body.click_id);
+    expect((await clicksOfProgram(p.programId))[2]?.visitorClickId).toBe(first.body.click_id);
+    // The window counts from the first click: once it has passed, the visitor starts over.
+    await db.execute(
+      sql`update affiliate_click_events set created_at = now() - interval '8 days' where click_id = ${first.body.click_id as string}`,
+    );
+    const fourth = await postJson(clickPath, {
+      affiliate_url: `https://shop.example/?aff=${p.links[1]}`,
+      click_id: later,
+    });
+    expect(fourth.body.click_id).not.toBe(first.body.click_id);
+    expect(fourth.body.click_id).not.toBe(later);
+    expect((await clicksOfProgram(p.programId))[3]?.visitorClickId).toBeNull();
+  });
+
   it("starts over when the original click is older than the attribution window", async () => {
     const p = await createProgram({ attributionWindowDays: 7 });
     const first = await postJson(clickPath, { affiliate_url: `https://shop.example/?aff=${p.links[0]}` });

@@ -57,6 +57,8 @@ const DIMENSIONS = [
  * The click's one statement, run as the PL/pgSQL function `record_click_with_dimensions` (`keptPlanStatement`,
  * migrations 0026 and 0042), so that PostgreSQL parses and plans it once per connection instead of on every click: the click's
  * CPU in the database, sent as text, was mostly parse and plan (`npm run bench` prints it per process).
+ * The id it retains is the visitor's first click (the sent click's own `visitor_click_id` when it has one, so a
+ * later partner's click id sent back still names the first partner's; 0054), within the window counted from it.
  */
 export const clickStatement = keptPlanStatement({
   functionName: "record_click_with_dimensions",
@@ -112,6 +114,7 @@ export const clickStatement = keptPlanStatement({
     const k = programApiKeys;
     const c = clickEvents;
     const v = alias(clickEvents, "v");
+    const r = alias(clickEvents, "r");
     return sql`
     with link as (
       select ${l.id} as id, ${l.programId} as program_id, ${l.partnerId} as partner_id, ${l.isActive} as is_active,
@@ -127,12 +130,13 @@ export const clickStatement = keptPlanStatement({
         and (${k.rotateBy} is null or ${k.rotateBy} > ${q.now}::timestamptz)
     ),
     retained as (
-      select ${v.clickId} as click_id
+      select ${r.clickId} as click_id
       from ${c} ${v}
       join link on ${v.programId} = link.program_id
+      join ${c} ${r} on ${r.clickId} = coalesce(${v.visitorClickId}, ${v.clickId})
       where ${v.clickId} = ${q.visitorClickId}::text
         and ${v.isTest} = ${q.testMode}::boolean
-        and ${v.createdAt} > ${q.now}::timestamptz - make_interval(days => link.attribution_window_days)
+        and ${r.createdAt} > ${q.now}::timestamptz - make_interval(days => link.attribution_window_days)
     ),
     recorded as (
       insert into ${c}
