@@ -8,6 +8,7 @@ import { status } from "./commands/status.ts";
 import { testEvent } from "./commands/test-event.ts";
 import { exitCodes } from "./exit-codes.ts";
 import { fail, type GlobalOptions } from "./output.ts";
+import { readProjectConfig } from "./project-config.ts";
 
 const program = new Command("affiliate-tracking-service")
   .description("Set up and check affiliate tracking from your terminal.")
@@ -23,13 +24,24 @@ const program = new Command("affiliate-tracking-service")
     process.exit(error.exitCode === 0 ? exitCodes.ok : exitCodes.usage);
   });
 
+/**
+ * The service's address: `--base-url`, then AFFILIATE_TRACKING_BASE_URL, then the `base_url` that `init` wrote
+ * into the folder's project file (so `status` and `test` talk to the service that made the program), then the
+ * local stack's.
+ */
+async function serviceAddress(given: string): Promise<string> {
+  if (program.getOptionValueSource("baseUrl") !== "default") return given;
+  const fromProject = (await readProjectConfig())?.base_url;
+  return typeof fromProject === "string" && /^https?:\/\//.test(fromProject) ? fromProject : given;
+}
+
 /** Runs a command with the global options merged in; every failure becomes a message and an exit code. */
 function run<T extends object>(action: (options: GlobalOptions & T) => Promise<void>) {
   return async (local: T) => {
     const globals = program.opts<{ baseUrl: string; json?: boolean }>();
     const options = {
       ...local,
-      baseUrl: globals.baseUrl.replace(/\/+$/, ""),
+      baseUrl: (await serviceAddress(globals.baseUrl)).replace(/\/+$/, ""),
       json: globals.json,
     } as GlobalOptions & T;
     try {

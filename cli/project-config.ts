@@ -10,8 +10,18 @@ export interface ProjectConfig {
   api_key: string;
 }
 
-/** This repository's `package.json`, which npm names (`npm_package_json`) to the scripts it runs. */
-const repositoryPackage = resolve(import.meta.dirname, "..", "package.json");
+/** This repository's root, and its `package.json`, which npm names (`npm_package_json`) to the scripts it runs. */
+const repositoryRoot = resolve(import.meta.dirname, "..");
+const repositoryPackage = join(repositoryRoot, "package.json");
+
+/** Whether the tool runs as this repository's `npm run cli` (not as an installed `affiliate-tracking-service`). */
+function fromRepositoryScript(env: NodeJS.ProcessEnv): boolean {
+  return (
+    env.npm_lifecycle_event === "cli" &&
+    env.npm_package_json !== undefined &&
+    resolve(env.npm_package_json) === repositoryPackage
+  );
+}
 
 /**
  * The folder the person ran the command in. Inside this repository `npm run cli -- <command>` runs the tool
@@ -19,11 +29,18 @@ const repositoryPackage = resolve(import.meta.dirname, "..", "package.json");
  * writes the key's file where the person is, and `status` finds it there, not in the repository.
  */
 export function workingFolder(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): string {
-  const fromRepositoryScript =
-    env.npm_lifecycle_event === "cli" &&
-    env.npm_package_json !== undefined &&
-    resolve(env.npm_package_json) === repositoryPackage;
-  return fromRepositoryScript && env.INIT_CWD ? env.INIT_CWD : cwd;
+  return fromRepositoryScript(env) && env.INIT_CWD ? env.INIT_CWD : cwd;
+}
+
+/**
+ * How to run this tool again, for the commands it suggests: the published package's `npx
+ * affiliate-tracking-service`, or, when it runs as this repository's npm script, that script (with `--prefix`
+ * from another folder), since the package is not on the registry for `npx` to find.
+ */
+export function selfCommand(env: NodeJS.ProcessEnv = process.env): string {
+  if (!fromRepositoryScript(env)) return "npx affiliate-tracking-service";
+  const calledFrom = env.INIT_CWD ? resolve(env.INIT_CWD) : repositoryRoot;
+  return calledFrom === repositoryRoot ? "npm run cli --" : `npm --prefix ${repositoryRoot} run cli --`;
 }
 
 export function projectConfigPath(folder = workingFolder()): string {

@@ -1,13 +1,13 @@
 import { loadLogin, type StoredLogin } from "./credentials-store.ts";
 import { CliError, exitCodes } from "./exit-codes.ts";
-import { readProjectConfig } from "./project-config.ts";
+import { readProjectConfig, selfCommand } from "./project-config.ts";
 
 /** The stored login for this service, or a usage error telling the person to log in. */
 export async function requireLogin(baseUrl: string): Promise<StoredLogin> {
   const login = await loadLogin(baseUrl);
   if (!login) {
     throw new CliError(
-      `Not logged in to ${baseUrl}. Run \`npx affiliate-tracking-service login\` first.`,
+      `Not logged in to ${baseUrl}. Run \`${selfCommand()} login\` first.`,
       exitCodes.unauthenticated,
     );
   }
@@ -20,7 +20,7 @@ export async function resolveApiKey(explicit: string | undefined): Promise<strin
   const key = explicit || process.env.AFFILIATE_TRACKING_API_KEY || (await readProjectConfig())?.api_key;
   if (!key) {
     throw new CliError(
-      "No API key: run `npx affiliate-tracking-service init` here, or pass --api-key (or set AFFILIATE_TRACKING_API_KEY).",
+      `No API key: run \`${selfCommand()} init\` here, or pass --api-key (or set AFFILIATE_TRACKING_API_KEY).`,
       exitCodes.usage,
     );
   }

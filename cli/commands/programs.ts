@@ -1,5 +1,6 @@
 import { callApi } from "../api-client.ts";
 import { emit, type GlobalOptions } from "../output.ts";
+import { selfCommand } from "../project-config.ts";
 import { requireLogin } from "../session.ts";
 
 interface ListedProgram {
@@ -20,7 +21,7 @@ export async function programs(options: GlobalOptions): Promise<void> {
   );
   emit(options, { ok: true, programs: data.programs }, () => {
     if (data.programs.length === 0) {
-      process.stdout.write("No programs yet. Create one with `npx affiliate-tracking-service init`.\n");
+      process.stdout.write(`No programs yet. Create one with \`${selfCommand()} init\`.\n`);
       return;
     }
     for (const p of data.programs) {

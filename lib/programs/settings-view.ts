@@ -36,6 +36,16 @@ function currentKey(keys: readonly StoredKey[], isTest: boolean): string | null 
   return key ? maskApiKey(key.keyPrefix, key.keyLast4) : null;
 }
 
+/**
+ * What happens to a flagged commission. Holding needs a hold period: with 0 days a commission is approved
+ * with its sale, before the fraud scan (the every-minute job) has looked at it, so none is ever held.
+ */
+function flaggedCommissionsText(s: ProgramSettings): string {
+  if (!s.holdFlaggedCommissions) return "approved when their hold ends (flags are only shown)";
+  if (s.holdDays > 0) return "held for review when their hold ends";
+  return "held for review when their hold ends; with a hold period of 0 days none is held (approved with the sale, before the fraud scan): set hold_days to 1 or more";
+}
+
 /** Lines a person reads, beside the machine fields; `Lead capture mode` is one of them. */
 export function settingsSummary(s: ProgramSettings, keys: readonly StoredKey[]): string[] {
   const rules = s.commissionRules.length;
@@ -47,7 +57,7 @@ export function settingsSummary(s: ProgramSettings, keys: readonly StoredKey[]):
     `Commission: ${commissionText(s)}`,
     `Hold period: ${s.holdDays} day${s.holdDays === 1 ? "" : "s"} before a commission is approved`,
     `Per-product rules: ${rules === 0 ? "none" : `${rules} rule${rules === 1 ? "" : "s"}`}`,
-    `Flagged commissions: ${s.holdFlaggedCommissions ? "held for review when their hold ends" : "approved when their hold ends (flags are only shown)"}`,
+    `Flagged commissions: ${flaggedCommissionsText(s)}`,
     `Payments found by email: ${s.emailAttributionSettledLeadsOnly ? "attributed to settled leads only" : "attributed to settled or provisional leads"}`,
     `Payments: ${s.stripeAccountId ? `connected (${s.stripeAccountId})` : "not connected"}`,
     `API key: ${currentKey(keys, false) ?? "none"}`,

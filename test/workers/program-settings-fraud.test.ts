@@ -43,6 +43,22 @@ describe("fraud settings on /api/v1/programs/:id/settings", () => {
     );
   });
 
+  it("says holding needs a hold period: with 0 days none is held, with 1 or more flagged ones are", async () => {
+    const owner = await ownerWithProgram();
+    const zero = await call("PATCH", settingsPath(owner.programId), {
+      token: owner.token,
+      body: { hold_flagged_commissions: true, hold_days: 0 },
+    });
+    expect(zero.body.data.summary).toContain(
+      "Flagged commissions: held for review when their hold ends; with a hold period of 0 days none is held (approved with the sale, before the fraud scan): set hold_days to 1 or more",
+    );
+    const held = await call("PATCH", settingsPath(owner.programId), {
+      token: owner.token,
+      body: { hold_days: 1 },
+    });
+    expect(held.body.data.summary).toContain("Flagged commissions: held for review when their hold ends");
+  });
+
   it("turns each on and off, stores it on the program and audits who changed it from what to what", async () => {
     const owner = await ownerWithProgram();
     const on = await call("PATCH", settingsPath(owner.programId), {
@@ -58,7 +74,9 @@ describe("fraud settings on /api/v1/programs/:id/settings", () => {
       hold_flagged_commissions: true,
       email_attribution_settled_leads_only: true,
     });
-    expect(on.body.data.summary).toContain("Flagged commissions: held for review when their hold ends");
+    expect(on.body.data.summary).toContain(
+      "Flagged commissions: held for review when their hold ends; with a hold period of 0 days none is held (approved with the sale, before the fraud scan): set hold_days to 1 or more",
+    );
     expect(on.body.data.summary).toContain("Payments found by email: attributed to settled leads only");
     expect(await storedSwitches(owner.programId)).toEqual({ hold: true, settledOnly: true });
     const [entry] = await auditOf(owner.programId);

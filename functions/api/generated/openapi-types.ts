@@ -15,7 +15,7 @@ export interface paths {
         put?: never;
         /**
          * Record a click on a partner's referral link
-         * @description Browser-callable, no authentication. Rate limit 60 per minute per IP. First click: send the visitor's existing click id as `click_id`; a click through another partner's link of the same program is logged for that partner and the original id is returned. The visitor's address and user agent are kept only as keyed hashes, for the fraud signals (README, Fraud signals).
+         * @description Browser-callable, no authentication. Rate limit 60 per minute per IP. First click: send the visitor's existing click id as `click_id`; a click through another partner's link of the same program is logged for that partner and the original id is returned. The user agent is stored (for reporting); the visitor's address is not: it is kept only as a keyed hash, as is the user agent's, for the fraud signals (README, Fraud signals).
          */
         post: operations["postTrackClick"];
         delete?: never;
