@@ -261,6 +261,7 @@ describe("dashboard routes: validation errors", () => {
         "cursor must be the next_cursor of a previous page.",
       ],
       ["page=2", "page", "Unknown parameter page. Known: kind, mode, limit, cursor."],
+      ["limit=5&limit=6", "limit", "limit must be given once."],
     ].map(([query, parameter, message]) => ({
       case: `events with ${query}`,
       method: "GET" as const,
@@ -287,6 +288,7 @@ describe("dashboard routes: validation errors", () => {
         "group_by",
         "Unknown parameter group_by. Known: interval, start, end, timezone, limit.",
       ],
+      ["interval=today&interval=yesterday", "interval", "interval must be given once."],
     ].map(([query, parameter, message]) => ({
       case: `performance with ${query}`,
       method: "GET" as const,

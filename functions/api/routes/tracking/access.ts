@@ -45,7 +45,14 @@ export function validationHook<T>(
 ): undefined {
   if (!result.success) {
     const issue = result.error.issues[0];
-    throw invalidParameter(String(issue?.path[0] ?? "body"), issue?.message ?? "Invalid request");
+    const parameter = String(issue?.path[0] ?? "body");
+    // A query parameter given twice (`?limit=5&limit=6`) reaches the schema as a list: say so, not the
+    // validator's "expected string, received array".
+    const repeated = issue?.code === "invalid_type" && issue.message.endsWith("received array");
+    throw invalidParameter(
+      parameter,
+      repeated ? `${parameter} must be given once.` : (issue?.message ?? "Invalid request"),
+    );
   }
   assertStorableText(result.data);
   return undefined;
