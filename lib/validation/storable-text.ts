@@ -5,9 +5,10 @@ import { hasLoneSurrogate } from "../text/lone-surrogates.ts";
  * Postgres refuses a NUL character in `text` and in `jsonb` (strings and keys alike) with an error, which
  * would turn a caller's bad input into a 500. A lone UTF-16 surrogate is not Unicode text either: `jsonb`
  * refuses its escape, and as `text` it would be stored as U+FFFD, so two different keys would name one
- * customer; it is refused too (RFC 7493, I-JSON, forbids it in the JSON of an interface). Identifiers (ids, keys, codes) are matched exactly against
- * stored rows, so any C0 control character or DEL in one is a caller's mistake too; free text (URLs,
- * referrers, reasons, metadata) may carry tabs or newlines and refuses only NUL.
+ * customer; it is refused too (RFC 7493, I-JSON, forbids it in the JSON of an interface). Identifiers (ids,
+ * keys, codes) are matched exactly against stored rows, so any C0 control character or DEL in one is a
+ * caller's mistake too; free text (URLs, referrers, reasons, metadata) may carry tabs or newlines and refuses
+ * only NUL and lone surrogates.
  */
 const identifierFields = new Set([
   "transaction_id",
@@ -61,7 +62,7 @@ export function nulPathIn(value: unknown, path: string): string | null {
 }
 
 /** The path (from `path`) of the first string or object key holding a lone surrogate, or `null`. */
-export function loneSurrogatePathIn(value: unknown, path: string): string | null {
+function loneSurrogatePathIn(value: unknown, path: string): string | null {
   return pathOfFirstText(value, path, hasLoneSurrogate);
 }
 
