@@ -47,6 +47,9 @@ export const ReadinessResponseSchema = z
         }),
         codes: z.array(z.string()).openapi({ description: "Signal codes seen on those rows, sorted" }),
         hold_flagged_commissions: z.boolean(),
+        hold_days: z.number().int().openapi({
+          description: "The program's hold period in days; with 0 no flagged commission is held",
+        }),
         email_attribution_settled_leads_only: z.boolean(),
         message: z.string(),
       })

@@ -54,6 +54,8 @@ export interface FraudFacts {
   /** Every signal code on those rows, sorted, each once. */
   codes: string[];
   holdFlaggedCommissions: boolean;
+  /** The program's hold period: with 0 days a commission is approved with its sale, so none is held. */
+  holdDays: number;
   emailAttributionSettledOnly: boolean;
 }
 
@@ -91,6 +93,7 @@ type FactsRow = {
     commissions: number;
     codes: string[];
     hold_flagged_commissions: boolean;
+    hold_days: number;
     email_attribution_settled_only: boolean;
   };
 };
@@ -164,7 +167,7 @@ export const readinessFactsStatement = keptPlanStatement({
     program as (
       select ${p.id} as id, ${p.leadAuthPolicy} as lead_auth_policy, ${p.allowedOrigins} as allowed_origins,
              ${p.stripeAccountId} as stripe_account_id,
-             ${p.holdFlaggedCommissions} as hold_flagged_commissions,
+             ${p.holdFlaggedCommissions} as hold_flagged_commissions, ${p.holdDays} as hold_days,
              ${p.emailAttributionSettledOnly} as email_attribution_settled_only
       from ${p}
       where ${p.id} = coalesce(${programId}::int, (select program_id from key))
@@ -260,6 +263,7 @@ export const readinessFactsStatement = keptPlanStatement({
                       union select unnest(fraud_flags) from recent_sales
                       union select unnest(fraud_flags) from recent_commissions) seen),
           'hold_flagged_commissions', program.hold_flagged_commissions,
+          'hold_days', program.hold_days,
           'email_attribution_settled_only', program.email_attribution_settled_only)
       ) from program) as facts
   `;
@@ -322,6 +326,7 @@ export async function readReadinessFacts(
         flaggedCommissions: Number(f.fraud.commissions),
         codes: f.fraud.codes.map(String),
         holdFlaggedCommissions: f.fraud.hold_flagged_commissions,
+        holdDays: f.fraud.hold_days,
         emailAttributionSettledOnly: f.fraud.email_attribution_settled_only,
       },
     },

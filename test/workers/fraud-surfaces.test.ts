@@ -103,17 +103,22 @@ describe("fraud flags in readiness (informational)", () => {
       flagged: { leads: 0, sales: 0, commissions: 0 },
       codes: [],
       hold_flagged_commissions: false,
+      hold_days: 0,
       email_attribution_settled_leads_only: false,
       message: "No fraud signals among the newest live events.",
     });
 
     await flag(p.programId);
-    await db.update(programs).set({ holdFlaggedCommissions: true }).where(eq(programs.id, p.programId));
+    await db
+      .update(programs)
+      .set({ holdFlaggedCommissions: true, holdDays: 7 })
+      .where(eq(programs.id, p.programId));
     const after = await readiness(person, p.programId);
     expect(after.fraud).toEqual({
       flagged: { leads: 1, sales: 1, commissions: 1 },
       codes: ["fast_conversion", "lead_steering", "partner_device", "self_referral"],
       hold_flagged_commissions: true,
+      hold_days: 7,
       email_attribution_settled_leads_only: false,
       message:
         "Fraud signals among the newest live events: 1 lead, 1 sale, 1 commission (fast_conversion, " +
@@ -126,6 +131,23 @@ describe("fraud flags in readiness (informational)", () => {
     // The program key's readiness route answers the same section.
     const keyed = await call("GET", "/api/v1/programs/me/readiness", { token: p.apiKey });
     expect(keyed.body.fraud).toEqual(after.fraud);
+  });
+
+  it("with a 0-day hold it says no flagged commission is held, whatever hold_flagged_commissions says", async () => {
+    const { person, p } = await signedInWithFunnel();
+    await flag(p.programId);
+    await db
+      .update(programs)
+      .set({ holdFlaggedCommissions: true, holdDays: 0 })
+      .where(eq(programs.id, p.programId));
+    const verdict = await readiness(person, p.programId);
+    expect(verdict.fraud).toMatchObject({ hold_flagged_commissions: true, hold_days: 0 });
+    expect(verdict.fraud.message).toBe(
+      "Fraud signals among the newest live events: 1 lead, 1 sale, 1 commission (fast_conversion, " +
+        "lead_steering, partner_device, self_referral). Flagged commissions are not held: with a hold period of " +
+        "0 days a commission is approved with its sale, before the fraud scan; set hold_days to 1 or more to " +
+        "hold them for review.",
+    );
   });
 
   it("flags on test events are not counted", async () => {

@@ -1412,6 +1412,8 @@ export interface components {
                 /** @description Signal codes seen on those rows, sorted */
                 codes: string[];
                 hold_flagged_commissions: boolean;
+                /** @description The program's hold period in days; with 0 no flagged commission is held */
+                hold_days: number;
                 email_attribution_settled_leads_only: boolean;
                 message: string;
             };
