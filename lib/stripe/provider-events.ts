@@ -265,6 +265,26 @@ export interface EventEnvelope {
   data: { object: unknown };
 }
 
+/**
+ * Whether a signed body has the outer shape of a provider event: string `id` and `type`, boolean `livemode`,
+ * a `data` object, and `account` a string when present (the connected account's id). The provider always
+ * sends these; a body without them is acknowledged as ignored rather than failed (a 500 is retried for days).
+ * What `data.object` holds is checked per type by `classifyEvent`.
+ */
+export function isEventEnvelope(value: unknown): value is EventEnvelope {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
+  const e = value as Record<string, unknown>;
+  return (
+    typeof e.id === "string" &&
+    typeof e.type === "string" &&
+    typeof e.livemode === "boolean" &&
+    typeof e.data === "object" &&
+    e.data !== null &&
+    !Array.isArray(e.data) &&
+    (e.account === undefined || e.account === null || typeof e.account === "string")
+  );
+}
+
 function usableIdentifier(value: string | null): string | null {
   return value !== null && hasControlCharacter(value) ? null : value;
 }

@@ -51,6 +51,9 @@ describe("events with NUL characters", () => {
     expect((await salesOf(p.programId)).length).toBeLessThanOrEqual(1);
   });
 
+  /** A well-formed checkout event, each case above breaking one field of its outer shape. */
+  const envelope = () => event("checkout.session.completed", checkoutSession(), { account: "acct_x" });
+
   // Found by the fuzzer (webhook-fuzz.test.ts): a signed `null` answered 500.
   it.each([
     ["null", "null"],
@@ -59,6 +62,14 @@ describe("events with NUL characters", () => {
     ["an object without id", JSON.stringify({ type: "checkout.session.completed" })],
     ["an object with a numeric id", JSON.stringify({ id: 1, type: "checkout.session.completed" })],
     ["an object without type", JSON.stringify({ id: "evt_x" })],
+    // Found by an audit: these answered 500 (a TypeError, or a claim written with no livemode).
+    ["an event without data", JSON.stringify({ ...envelope(), data: undefined })],
+    ["an event with null data", JSON.stringify({ ...envelope(), data: null })],
+    ["an event with a list as data", JSON.stringify({ ...envelope(), data: [] })],
+    ["an event without livemode", JSON.stringify({ ...envelope(), livemode: undefined })],
+    ["an event with a string livemode", JSON.stringify({ ...envelope(), livemode: "true" })],
+    ["an event with a numeric account", JSON.stringify({ ...envelope(), account: 5 })],
+    ["an event with a list as account", JSON.stringify({ ...envelope(), account: ["acct_x"] })],
   ])("acknowledges a signed body that is %s as ignored, without a 500", async (_name, body) => {
     const response = await deliver(body);
     expect(response.status).toBe(200);
