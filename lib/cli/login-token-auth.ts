@@ -4,8 +4,11 @@ import { users } from "../../schema/workspaces.ts";
 import type { BearerHeader } from "../auth/bearer.ts";
 import type { Database } from "../db/client.ts";
 
-/** Why a login token did not authenticate; each route words these its own way (spec section 7). */
-export type LoginTokenRefusal = "missing" | "invalid_or_expired" | "user_not_found";
+/**
+ * Why a login token did not authenticate. The first three are 401s, which each route words its own way
+ * (spec section 7); `account_blocked` is the 403 every sign-in entrance shares (`ACCOUNT_BLOCKED`).
+ */
+export type LoginTokenRefusal = "missing" | "invalid_or_expired" | "user_not_found" | "account_blocked";
 
 export type LoginTokenVerdict =
   | { ok: true; userId: number; email: string; tokenId: number }
@@ -31,7 +34,8 @@ export type LoginTokenRow = Awaited<ReturnType<typeof loginTokenQuery>>[number];
 
 /**
  * A login token is good while unrevoked and unexpired, and only for a person who may still sign in: a
- * person blocked after logging in is refused as `User not found` (the token names nobody usable).
+ * person blocked after logging in is refused 403 `ACCOUNT_BLOCKED`, as their dashboard token is (the spec's
+ * 403: a valid credential of a blocked account); a person deleted since, `User not found`.
  */
 export function evaluateLoginToken(
   header: BearerHeader,
@@ -42,6 +46,7 @@ export function evaluateLoginToken(
   if (!row || row.revokedAt !== null || row.expiresAt.getTime() <= now.getTime()) {
     return { ok: false, reason: "invalid_or_expired" };
   }
-  if (row.email === null || row.blockedAt !== null) return { ok: false, reason: "user_not_found" };
+  if (row.email === null) return { ok: false, reason: "user_not_found" };
+  if (row.blockedAt !== null) return { ok: false, reason: "account_blocked" };
   return { ok: true, userId: row.userId, email: row.email, tokenId: row.tokenId };
 }

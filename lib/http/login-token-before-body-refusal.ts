@@ -1,7 +1,7 @@
 import { createMiddleware } from "hono/factory";
 import { requestCredential } from "../auth/request-credential.ts";
-import { evaluateLoginToken, type LoginTokenRefusal, loginTokenQuery } from "../cli/login-token-auth.ts";
-import { loginTokenError } from "../cli/login-token-messages.ts";
+import { evaluateLoginToken, loginTokenQuery } from "../cli/login-token-auth.ts";
+import { loginTokenError, type UnauthenticatedRefusal } from "../cli/login-token-messages.ts";
 import { handleError } from "../errors/on-error.ts";
 import { errorFields } from "../log.ts";
 import type { AppEnv } from "./app-env.ts";
@@ -13,10 +13,10 @@ import { isBodyRefusal } from "./key-before-body-refusal.ts";
  * been parsed, so a body refused before that (malformed JSON, a media type that is not JSON, text Postgres
  * cannot store) would otherwise answer 400 to a caller with no token or a dead one. This checks the token
  * alone on that error path only (one round trip; none when no token was sent) and answers its 401, with the
- * instruction to log in, in place of the 400. A token that authenticates leaves the 400; should the read
+ * instruction to log in (or the 403 of a suspended account), in place of the 400. A token that authenticates leaves the 400; should the read
  * fail, the 400 stands.
  */
-export function loginTokenBeforeBodyRefusal(messages: Record<LoginTokenRefusal, string>) {
+export function loginTokenBeforeBodyRefusal(messages: Record<UnauthenticatedRefusal, string>) {
   return createMiddleware<AppEnv>(async (c, next) => {
     await next();
     if (!isBodyRefusal(c.error)) return;

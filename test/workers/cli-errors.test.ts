@@ -219,15 +219,30 @@ const rows: Row[] = [
     message: "Malformed JSON in request body",
     call: () => initWith("{"),
   },
+  // A person suspended after logging in: the spec's 403 for a blocked account, as their dashboard token gets.
   {
     endpoint: "init",
-    status: 401,
-    message: `User not found. ${login()}`,
+    status: 403,
+    message: "Your account has been suspended.",
+    detailsCode: "ACCOUNT_BLOCKED",
     call: async () => {
       const person = await createPerson();
       const token = await loginTokenFor(person.userId);
       await db.update(users).set({ blockedAt: new Date() }).where(eq(users.id, person.userId));
       return initWith(validInit, token);
+    },
+  },
+  {
+    endpoint: "init",
+    status: 403,
+    message: "Your account has been suspended.",
+    detailsCode: "ACCOUNT_BLOCKED",
+    case: "a suspended account's token with a malformed body",
+    call: async () => {
+      const person = await createPerson();
+      const token = await loginTokenFor(person.userId);
+      await db.update(users).set({ blockedAt: new Date() }).where(eq(users.id, person.userId));
+      return initWith("{", token);
     },
   },
   {
@@ -323,8 +338,9 @@ const rows: Row[] = [
   },
   {
     endpoint: "programs",
-    status: 401,
-    message: "User not found",
+    status: 403,
+    message: "Your account has been suspended.",
+    detailsCode: "ACCOUNT_BLOCKED",
     call: async () => {
       const person = await createPerson();
       const token = await loginTokenFor(person.userId);

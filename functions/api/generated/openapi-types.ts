@@ -5640,7 +5640,7 @@ export interface operations {
                     "application/json": components["schemas"]["PlatformError"];
                 };
             };
-            /** @description No advertiser found for this account; advertiser_id does not match the authenticated account */
+            /** @description No advertiser found for this account; advertiser_id does not match the authenticated account; a suspended account (`details.code` `ACCOUNT_BLOCKED`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5715,6 +5715,15 @@ export interface operations {
             };
             /** @description Missing Authorization header; Invalid or expired token; User not found */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description A suspended account (`details.code` `ACCOUNT_BLOCKED`) */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -66,7 +66,8 @@ export const initRoute = createRoute({
       "Authentication required; Invalid or expired token; User not found (each with how to log in)",
     ),
     403: platformErrorResponse(
-      "No advertiser found for this account; advertiser_id does not match the authenticated account",
+      "No advertiser found for this account; advertiser_id does not match the authenticated account; a " +
+        "suspended account (`details.code` `ACCOUNT_BLOCKED`)",
     ),
     413: payloadTooLargeResponse,
     429: rateLimitedResponse,

@@ -41,6 +41,7 @@ export const programsRoute = createRoute({
   responses: {
     200: okResponse("The programs", ProgramsResponseSchema),
     401: platformErrorResponse("Missing Authorization header; Invalid or expired token; User not found"),
+    403: platformErrorResponse("A suspended account (`details.code` `ACCOUNT_BLOCKED`)"),
     429: rateLimitedResponse,
     500: platformErrorResponse("Failed to list programs (request_id: <id>)"),
   },
