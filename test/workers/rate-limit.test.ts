@@ -42,6 +42,30 @@ describe("rate limit of sale and refund, in-memory limiter", () => {
     await expectOneBucketPerToken(refundThroughSelf, async () => (await createProgram()).apiKey, 404);
   });
 
+  // The spec's bucket is the key's: a key's first request shows its own count, not its address's, which
+  // other callers' made-up tokens had used (it showed the IP bucket's 114 here).
+  it("shows a new key's own bucket in its headers, from its first request, whatever its IP has used", async () => {
+    const { apiKey } = await createProgram();
+    const { answers } = await inOneWindow(async () => {
+      const ip = freshIp();
+      const answers: Response[] = [];
+      for (let i = 0; i < 5; i++)
+        answers.push(await refundThroughSelf(ip, `sk_live_madeup${crypto.randomUUID()}`));
+      answers.push(await refundThroughSelf(ip, apiKey), await refundThroughSelf(ip, apiKey));
+      return { answers };
+    });
+    expect(answers.map((r) => r.status)).toEqual([401, 401, 401, 401, 401, 404, 404]);
+    expect(answers.map((r) => r.headers.get("X-RateLimit-Remaining"))).toEqual([
+      "119",
+      "118",
+      "117",
+      "116",
+      "115",
+      "119",
+      "118",
+    ]);
+  });
+
   it("limits one made-up token sent from many addresses as one token", async () => {
     await expectOneBucketPerToken(refundThroughSelf, async () => `sk_live_madeup${crypto.randomUUID()}`, 401);
   });
