@@ -7,7 +7,9 @@ import { eventKinds } from "./events-query.ts";
 const ok = <T extends z.ZodRawShape>(name: string, data: T) =>
   z.object({ success: z.literal(true), data: z.object(data) }).openapi(name);
 
-const maxInt = 2_147_483_647;
+// Any integer a JSON number holds exactly is a well-formed id; one beyond the `integer` ids names no program
+// and is refused as any other program's id is (403, `requireProgramAccess`), not as malformed.
+const maxId = Number.MAX_SAFE_INTEGER;
 export const programIdMessage = "programId must be a positive integer";
 export const bodyProgramIdMessage = "program_id is required and must be a positive integer";
 export const eventTypeMessage = "event_type must be one of: click, lead, sale";
@@ -16,8 +18,8 @@ export const eventsMessage = `events must be a list of 1 to ${maxCheckedEvents} 
 export const ProgramPathSchema = z.object({
   programId: z
     .string()
-    .regex(/^[1-9][0-9]{0,9}$/, programIdMessage)
-    .refine((v) => Number(v) <= maxInt, programIdMessage)
+    .regex(/^[1-9][0-9]{0,15}$/, programIdMessage)
+    .refine((v) => Number(v) <= maxId, programIdMessage)
     .openapi({ param: { name: "programId", in: "path", required: true }, example: "42" }),
 });
 
@@ -25,7 +27,7 @@ const BodyProgramId = z
   .number({ error: bodyProgramIdMessage })
   .int({ error: bodyProgramIdMessage })
   .min(1, { error: bodyProgramIdMessage })
-  .max(maxInt, { error: bodyProgramIdMessage })
+  .max(maxId, { error: bodyProgramIdMessage })
   .openapi({ description: "The program (its workspace must be yours)", example: 42 });
 
 export const DashboardTestRequestSchema = z

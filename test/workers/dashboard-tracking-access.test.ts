@@ -114,6 +114,14 @@ describe("dashboard routes: who may call them", () => {
       request: async () => ({ auth: { token: owner.token }, programId: 2_147_000_000 }),
     },
     {
+      // Well formed, beyond the integer ids: no program, refused as one (it answered 400 "must be a
+      // positive integer", on the path and in the body alike).
+      case: "a program id beyond 32 bits",
+      status: 403,
+      message: ACCESS_REFUSED,
+      request: async () => ({ auth: { token: owner.token }, programId: 99_999_999_999 }),
+    },
+    {
       case: "a removed membership",
       status: 403,
       message: ACCESS_REFUSED,
@@ -204,7 +212,7 @@ describe("dashboard routes: validation errors", () => {
     message: string;
   }[] = [
     ...(["status", "events", "performance", "readiness", "run-verification"] as const).flatMap((name) =>
-      ["abc", "0", "-1", "1.5", "99999999999"].map((bad) => ({
+      ["abc", "0", "-1", "1.5", "99999999999999999", "01"].map((bad) => ({
         case: `${name} with programId ${bad}`,
         method: (name === "run-verification" ? "POST" : "GET") as "GET" | "POST",
         path: () => `/api/tracking/${name}/${bad}`,

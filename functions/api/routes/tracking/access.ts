@@ -16,6 +16,7 @@ import { errorPolicy } from "../../../../lib/http/dependencies.ts";
 import { rateLimit } from "../../../../lib/http/rate-limit.ts";
 import { requireSession } from "../../../../lib/http/require-session.ts";
 import type { RateLimitPolicy } from "../../../../lib/ratelimit/types.ts";
+import { maxDatabaseId } from "../../../../lib/validation/database-limits.ts";
 import { assertStorableText } from "../../../../lib/validation/storable-text.ts";
 
 /** The middleware of every dashboard route, in order: 500 wording, body limit (writes), rate limit, session. */
@@ -27,7 +28,9 @@ export function dashboardMiddleware(failureMessage: string, policy: RateLimitPol
 export async function requireProgramAccess(c: Context<AppEnv>, programId: number): Promise<void> {
   const session = c.get("session");
   if (!session) throw new Error("dashboard route without a session");
-  const membership = await requireProgramMembership(c.get("deps").db, session.userId, programId);
+  // An id beyond the `integer` ids names no program: refused like any other, never sent to Postgres.
+  const id = programId <= maxDatabaseId ? programId : undefined;
+  const membership = await requireProgramMembership(c.get("deps").db, session.userId, id);
   if (!membership.ok) throw programAccessRefused();
 }
 
