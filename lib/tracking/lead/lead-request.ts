@@ -49,17 +49,12 @@ export const LeadRequestSchema = z
             "masked form (`j***@example.com`), to match later payments by email.",
           example: "jane@example.com",
         }),
-      // Checked by the route, and only in browser mode (`browserProgramId`): with a key it is not read at all
-      // (spec section 4), so a value of any shape there is no reason to refuse the lead.
-      program_id: z
-        .unknown()
-        .optional()
+      program_id: programIdField("program_id")
+        .nullish()
         .openapi({
-          type: ["integer", "null"],
-          minimum: 1,
           description:
             "The program of the page (the tracker sends it). Read only without an API key: the click must " +
-            "belong to it, otherwise 400 Customer not found. With a key it is ignored, whatever it holds.",
+            "belong to it, otherwise 400 Customer not found.",
           example: 1,
         }),
       additional_data: z
@@ -88,20 +83,6 @@ export const LeadRequestSchema = z
   .openapi("LeadRequest");
 
 export type LeadRequest = z.infer<typeof LeadRequestSchema>;
-
-const browserProgramIdSchema = programIdField("program_id").nullish();
-
-/**
- * A browser lead's top-level `program_id`: a positive integer, or absent; the message of the refusal
- * otherwise (the one the schema gave when it checked the field for every lead).
- */
-export function browserProgramId(
-  value: unknown,
-): { ok: true; programId: number | null } | { ok: false; message: string } {
-  const parsed = browserProgramIdSchema.safeParse(value);
-  if (parsed.success) return { ok: true, programId: parsed.data ?? null };
-  return { ok: false, message: parsed.error.issues[0]?.message ?? "program_id must be a positive integer" };
-}
 
 const RotationWarning = z
   .object({

@@ -3,7 +3,6 @@ import { sha256Hex } from "../../../../lib/auth/api-keys.ts";
 import { parseBearer } from "../../../../lib/auth/bearer.ts";
 import { leadKeyMessages } from "../../../../lib/auth/program-key.ts";
 import { withConflictRetry } from "../../../../lib/db/errors.ts";
-import { platformError } from "../../../../lib/errors/api-error.ts";
 import {
   okResponse,
   payloadTooLargeResponse,
@@ -30,7 +29,6 @@ import {
 } from "../../../../lib/tracking/lead/decide-lead.ts";
 import { leadRefusalError } from "../../../../lib/tracking/lead/lead-outcome-http.ts";
 import {
-  browserProgramId,
   LeadRequestSchema,
   type LeadResponse,
   LeadResponseSchema,
@@ -113,17 +111,13 @@ export function registerLead(app: OpenAPIHono<AppEnv>): void {
     const body = c.req.valid("json");
     const { db, clock, config } = c.get("deps");
     const header = parseBearer(c.req.header("Authorization"));
-    // The top-level program_id is the page's, read only in browser mode: with a key the key's program decides.
-    const pageProgram =
-      header.kind === "token" ? { ok: true as const, programId: null } : browserProgramId(body.program_id);
-    if (!pageProgram.ok) throw platformError(400, pageProgram.message);
     const email = present(body.email);
     const intent: LeadIntent = {
       header,
       clickId: present(body.click_id),
       customerKey: present(body.customer_key),
       email: email === null ? null : await storedEmail(email),
-      requestedProgramId: comparableProgramId(pageProgram.programId),
+      requestedProgramId: comparableProgramId(body.program_id),
       eventProgramId: comparableProgramId(body.additional_data?.program_id),
       testMode: body.additional_data?.test_mode === true,
       eventName: present(body.additional_data?.event_name),
