@@ -40,12 +40,15 @@ export function fraudSection(f: FraudFacts): ReadinessFraud {
  * the same, lib/programs/settings-view.ts).
  */
 function holdingSentence(f: FraudFacts): string {
-  if (!f.holdFlaggedCommissions) {
-    return "Flagged commissions are approved when their hold ends; set hold_flagged_commissions to hold them for review.";
+  if (f.holdDays === 0) {
+    const toHold = f.holdFlaggedCommissions
+      ? "set hold_days to 1 or more"
+      : "set hold_flagged_commissions, and hold_days to 1 or more,";
+    return (
+      "Flagged commissions are not held: with a hold period of 0 days a commission is approved with its sale, " +
+      `before the fraud scan; ${toHold} to hold them for review.`
+    );
   }
-  if (f.holdDays > 0) return "Flagged commissions are held for review when their hold ends.";
-  return (
-    "Flagged commissions are not held: with a hold period of 0 days a commission is approved with its sale, " +
-    "before the fraud scan; set hold_days to 1 or more to hold them for review."
-  );
+  if (f.holdFlaggedCommissions) return "Flagged commissions are held for review when their hold ends.";
+  return "Flagged commissions are approved when their hold ends; set hold_flagged_commissions to hold them for review.";
 }

@@ -150,6 +150,36 @@ describe("fraud flags in readiness (informational)", () => {
     );
   });
 
+  it.each([
+    [
+      false,
+      7,
+      "Flagged commissions are approved when their hold ends; set hold_flagged_commissions to hold them for review.",
+    ],
+    [
+      false,
+      0,
+      "Flagged commissions are not held: with a hold period of 0 days a commission is approved with its sale, " +
+        "before the fraud scan; set hold_flagged_commissions, and hold_days to 1 or more, to hold them for review.",
+    ],
+  ])(
+    "with hold_flagged_commissions %s and a %i-day hold, says what happens to a flagged commission",
+    async (hold, days, says) => {
+      const { person, p } = await signedInWithFunnel();
+      await flag(p.programId);
+      await db
+        .update(programs)
+        .set({ holdFlaggedCommissions: hold, holdDays: days })
+        .where(eq(programs.id, p.programId));
+      const verdict = await readiness(person, p.programId);
+      expect(verdict.fraud).toMatchObject({ hold_flagged_commissions: hold, hold_days: days });
+      expect(verdict.fraud.message).toBe(
+        "Fraud signals among the newest live events: 1 lead, 1 sale, 1 commission (fast_conversion, " +
+          `lead_steering, partner_device, self_referral). ${says}`,
+      );
+    },
+  );
+
   it("flags on test events are not counted", async () => {
     const { person, p } = await signedInWithFunnel();
     const testSale = await sale(p, { transaction_id: unique("txn"), amount_cents: 100 }, p.testApiKey);
