@@ -35,6 +35,7 @@ export function loginTokenBeforeBodyRefusal(messages: Record<UnauthenticatedRefu
       }
     }
     const verdict = evaluateLoginToken(header, row, c.get("deps").clock.now());
-    if (!verdict.ok) c.res = handleError(loginTokenError(messages, verdict.reason), c);
+    if (verdict.ok && keyHash) c.set("authenticatedKeyHash", keyHash);
+    else if (!verdict.ok) c.res = handleError(loginTokenError(messages, verdict.reason), c);
   });
 }

@@ -43,7 +43,8 @@ export function rateLimit(policy: RateLimitPolicy) {
     await next();
     const authenticated = keyHash !== null && c.get("authenticatedKeyHash") === keyHash;
     // A key that authenticated shows its own bucket, on its first request in this isolate too: the spec's
-    // bucket is the key's, and what its IP's other callers did must not show in its headers.
+    // bucket is the key's. (Only a first request its IP's bucket refused, above, shows that bucket: the key
+    // is not known to be real before its read, which a refused request never reaches.)
     setHeaders(c.res.headers, authenticated && counted.ownBucket ? counted.ownBucket : result);
     if (authenticated && keyHash) authenticatedKeys.remember(keyHash);
   });

@@ -4,8 +4,8 @@ import { sha256Hex } from "../../lib/auth/api-keys.ts";
 import { pollLogin } from "../../lib/cli/poll-login.ts";
 import { fixedClock } from "../../lib/clock.ts";
 import { cliLoginSessions, cliLoginTokens } from "../../schema/cli-login.ts";
-import { cli, createPerson, markSignedIn, startSession } from "./cli-harness.ts";
-import { db } from "./harness.ts";
+import { cli, createPerson, loginTokenFor, markSignedIn, startSession } from "./cli-harness.ts";
+import { db, freshIp } from "./harness.ts";
 
 const poll = (state: string) => cli("GET", `/api/v1/cli/auth/poll?state=${encodeURIComponent(state)}`);
 
@@ -115,5 +115,35 @@ describe("command-line login: start and poll", () => {
     // Idempotent: again, and with a token that never existed.
     expect((await cli("POST", "/api/v1/cli/auth/logout", { token })).status).toBe(200);
     expect((await cli("POST", "/api/v1/cli/auth/logout", { token: "atl_made_up" })).status).toBe(200);
+  });
+});
+
+describe("rate limit headers of a login token", () => {
+  // The spec's bucket is the token's: its first request in an isolate, refused for its body, shows its own
+  // count, not its address's, which made-up tokens had used (it showed the IP bucket's 56 here).
+  it("shows the token's own bucket from its first request, a refused init and a malformed body included", async () => {
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const token = await loginTokenFor((await createPerson()).userId);
+      const ip = freshIp();
+      const answers = [];
+      for (let i = 0; i < 3; i++) {
+        answers.push(
+          await cli("GET", "/api/v1/cli/programs", { token: `atl_madeup${crypto.randomUUID()}`, ip }),
+        );
+      }
+      answers.push(await cli("POST", "/api/v1/cli/init", { token, ip, body: "{" }));
+      answers.push(await cli("POST", "/api/v1/cli/init", { token, ip, body: {} }));
+      if (new Set(answers.map((a) => a.headers.get("X-RateLimit-Reset"))).size !== 1) continue;
+      expect(answers.map((a) => a.status)).toEqual([401, 401, 401, 400, 400]);
+      expect(answers.map((a) => a.headers.get("X-RateLimit-Remaining"))).toEqual([
+        "59",
+        "58",
+        "57",
+        "59",
+        "58",
+      ]);
+      return;
+    }
+    throw new Error("the rate-limit window rolled over in three attempts in a row");
   });
 });

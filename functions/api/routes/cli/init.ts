@@ -99,8 +99,10 @@ export function registerInit(app: OpenAPIHono<AppEnv>): void {
     const { db, clock } = c.get("deps");
     const tokenHash = keyHash;
     const result = await initProgram(db, clock.now(), { header, tokenHash, body: c.req.valid("json") });
+    // The token authenticated unless the token itself was refused: the limiter then shows its own bucket.
+    if (result.outcome !== "refused" || result.refusal.kind !== "token")
+      c.set("authenticatedKeyHash", tokenHash);
     if (result.outcome === "refused") throw refusalError(result.refusal);
-    c.set("authenticatedKeyHash", tokenHash);
     c.get("log").info("cli program created", { program_id: result.programId });
     const f = result.fields;
     return c.json(
