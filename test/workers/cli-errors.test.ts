@@ -67,6 +67,14 @@ async function signedInCallback(email: string, verified: boolean, options: { age
   });
 }
 
+/** The login token of a person suspended after logging in. */
+async function suspendedPersonToken(): Promise<string> {
+  const person = await createPerson();
+  const token = await loginTokenFor(person.userId);
+  await db.update(users).set({ blockedAt: new Date() }).where(eq(users.id, person.userId));
+  return token;
+}
+
 async function blockedPersonEmail(): Promise<string> {
   return (await createPerson({ blocked: true })).email;
 }
@@ -225,12 +233,7 @@ const rows: Row[] = [
     status: 403,
     message: "Your account has been suspended.",
     detailsCode: "ACCOUNT_BLOCKED",
-    call: async () => {
-      const person = await createPerson();
-      const token = await loginTokenFor(person.userId);
-      await db.update(users).set({ blockedAt: new Date() }).where(eq(users.id, person.userId));
-      return initWith(validInit, token);
-    },
+    call: async () => initWith(validInit, await suspendedPersonToken()),
   },
   {
     endpoint: "init",
@@ -238,12 +241,7 @@ const rows: Row[] = [
     message: "Your account has been suspended.",
     detailsCode: "ACCOUNT_BLOCKED",
     case: "a suspended account's token with a malformed body",
-    call: async () => {
-      const person = await createPerson();
-      const token = await loginTokenFor(person.userId);
-      await db.update(users).set({ blockedAt: new Date() }).where(eq(users.id, person.userId));
-      return initWith("{", token);
-    },
+    call: async () => initWith("{", await suspendedPersonToken()),
   },
   {
     endpoint: "init",
@@ -341,12 +339,7 @@ const rows: Row[] = [
     status: 403,
     message: "Your account has been suspended.",
     detailsCode: "ACCOUNT_BLOCKED",
-    call: async () => {
-      const person = await createPerson();
-      const token = await loginTokenFor(person.userId);
-      await db.update(users).set({ blockedAt: new Date() }).where(eq(users.id, person.userId));
-      return cli("GET", "/api/v1/cli/programs", { token });
-    },
+    call: async () => cli("GET", "/api/v1/cli/programs", { token: await suspendedPersonToken() }),
   },
   {
     endpoint: "programs",
