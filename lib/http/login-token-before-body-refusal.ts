@@ -14,8 +14,8 @@ import { isBodyRefusal } from "./key-before-body-refusal.ts";
  * cannot store) would otherwise answer 400 to a caller with no token or a dead one. This checks the token
  * alone on that error path only (one round trip; none when no token was sent) and answers its 401, with the
  * instruction to log in (or the 403 of a suspended account), in place of the 400. A token that authenticates
- * leaves the 400 and is marked authenticated, so the limiter shows its own bucket; should the read fail, the
- * 400 stands.
+ * leaves the 400 and is marked authenticated, so the limiter knows it for a real one; should the read fail,
+ * the 400 stands.
  */
 export function loginTokenBeforeBodyRefusal(messages: Record<UnauthenticatedRefusal, string>) {
   return createMiddleware<AppEnv>(async (c, next) => {

@@ -6,7 +6,7 @@ import {
   burst,
   clickUrl,
   expectLimitedAfter,
-  expectMadeUpTokensShareTheIpBucket,
+  expectMadeUpTokensCountedApart,
   refundUrl,
   type Send,
   type SendWithToken,
@@ -82,7 +82,7 @@ describe("rate limit, Upstash limiter against the real Redis", () => {
     expect(redisCalls).toBe(1);
   });
 
-  it("counts made-up Bearer tokens on sale and refund in the caller's IP bucket, a real key in its own", async () => {
+  it("counts every token on sale and refund in its own bucket: made-up tokens from one address refuse no key", async () => {
     const refundThroughUpstash: SendWithToken = async (ip, token) => {
       const ctx = createExecutionContext();
       const response = await worker.fetch(
@@ -101,7 +101,7 @@ describe("rate limit, Upstash limiter against the real Redis", () => {
       await waitOnExecutionContext(ctx);
       return response;
     };
-    const p = await createProgram();
-    await expectMadeUpTokensShareTheIpBucket(refundThroughUpstash, p.apiKey);
+    const [known, fresh] = [await createProgram(), await createProgram()];
+    await expectMadeUpTokensCountedApart(refundThroughUpstash, known.apiKey, fresh.apiKey);
   });
 });

@@ -99,7 +99,7 @@ export function registerInit(app: OpenAPIHono<AppEnv>): void {
     const { db, clock } = c.get("deps");
     const tokenHash = keyHash;
     const result = await initProgram(db, clock.now(), { header, tokenHash, body: c.req.valid("json") });
-    // The token authenticated unless the token itself was refused: the limiter then shows its own bucket.
+    // The token authenticated unless the token itself was refused: the limiter then knows it for a real one.
     if (result.outcome !== "refused" || result.refusal.kind !== "token")
       c.set("authenticatedKeyHash", tokenHash);
     if (result.outcome === "refused") throw refusalError(result.refusal);
