@@ -22,7 +22,7 @@ export function rateLimit(policy: RateLimitPolicy) {
     // The dashboard page sends its sign-in token in a cookie; it counts like the same token as Bearer.
     let keyHash: string | null = null;
     if (policy.countedPer === "token") {
-      keyHash = (await requestCredential(c)).keyHash;
+      keyHash = policy.sessionCookieOnly ? null : (await requestCredential(c)).keyHash;
       const cookie = keyHash ? undefined : cookieValue(c.req.header("Cookie"), SESSION_COOKIE);
       if (cookie) keyHash = await sha256Hex(cookie);
     }

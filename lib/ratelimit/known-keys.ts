@@ -1,7 +1,7 @@
 /**
- * The key hashes that authenticated in this isolate, most recent last, at most `capacity` of them. A Bearer
- * token not known here (a made-up one, or a real key's first request) also counts in its address's bucket
- * of unknown tokens (`count-request.ts`), so sending random tokens buys no allowance without end.
+ * The hashes of the keys and sign-in tokens that authenticated in this isolate, most recent last, at most
+ * `capacity` of them. A token not known here (a made-up one, or a real key's first request) also counts in
+ * its address's bucket of unknown tokens (`count-request.ts`), so random tokens buy no allowance without end.
  */
 export class KnownKeys {
   private readonly hashes = new Set<string>();

@@ -24,6 +24,12 @@ export const rateLimits = {
   settingsRead: perMinute("settings-get", 30, "token"),
   settingsWrite: perMinute("settings-patch", 30, "token"),
   cli: perMinute("cli", 60, "token"),
+  /**
+   * The command line's routes that take no credential (auth start, poll and callback, the retired
+   * stripe-connect): per IP, in the bucket of the cli routes' requests without a token, so a made-up Bearer
+   * cannot move them out of it.
+   */
+  cliWithoutCredential: perMinute("cli", 60, "ip"),
   /** Ours (the spec names none): sign-in start and callback, per IP, so no one floods the state table. */
   signIn: perMinute("sign-in", 30, "ip"),
   /** Ours: session, token, sign-out, partners and links routes, per sign-in token. */
@@ -33,5 +39,5 @@ export const rateLimits = {
   /** Ours: dashboard test events and verification chains (the chain also keeps its hourly cap). */
   trackingWrite: perMinute("tracking-write", 20, "token"),
   /** Ours: the dashboard page itself (a navigation per program, group or reload), per sign-in token. */
-  dashboardPage: perMinute("dashboard-page", 60, "token"),
+  dashboardPage: { ...perMinute("dashboard-page", 60, "token"), sessionCookieOnly: true },
 } as const satisfies Record<string, RateLimitPolicy>;

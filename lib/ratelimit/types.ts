@@ -6,6 +6,11 @@ export interface RateLimitPolicy {
   windowSeconds: number;
   /** Keyless routes count per client IP; the others per Bearer token, falling back to IP. */
   countedPer: "ip" | "token";
+  /**
+   * Count the session cookie only, never a Bearer header: the dashboard page reads the cookie alone, so a
+   * Bearer sent beside it must not choose the bucket.
+   */
+  sessionCookieOnly?: true;
 }
 
 export interface RateLimitResult {

@@ -119,8 +119,8 @@ describe("command-line login: start and poll", () => {
 });
 
 describe("rate limit headers of a login token", () => {
-  // The spec's bucket is the token's: its first request in an isolate, refused for its body, shows its own
-  // count, not its address's, which made-up tokens had used (it showed 56 here when made-up tokens counted in the IP bucket).
+  // The spec's bucket is the token's: its headers show its own count from its first request, a refused init's
+  // and a malformed body's included, whatever made-up tokens its address sent before.
   it("shows the token's own bucket from its first request, a refused init and a malformed body included", async () => {
     for (let attempt = 0; attempt < 3; attempt++) {
       const token = await loginTokenFor((await createPerson()).userId);

@@ -42,8 +42,8 @@ describe("rate limit of sale and refund, in-memory limiter", () => {
     await expectOneBucketPerToken(refundThroughSelf, async () => (await createProgram()).apiKey, 404);
   });
 
-  // The spec's bucket is the key's: a key's first request shows its own count, not its address's, which
-  // other callers' made-up tokens had used (it showed 114 here when made-up tokens counted in the IP bucket).
+  // The spec's bucket is the key's: every token's headers show its own count, a new key's first request's
+  // too, whatever other tokens its address has sent.
   it("shows each token's own bucket in its headers, a new key's first request included", async () => {
     const { apiKey } = await createProgram();
     const { answers } = await inOneWindow(async () => {

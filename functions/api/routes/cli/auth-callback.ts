@@ -83,7 +83,7 @@ export function registerAuthCallback(app: OpenAPIHono<AppEnv>): void {
     authCallbackRoute.path,
     cliErrorPolicy("Auth callback failed"),
     // The limiter first, so a 413 carries the X-RateLimit-* headers like every answer of the route.
-    rateLimit(rateLimits.cli),
+    rateLimit(rateLimits.cliWithoutCredential),
     limitBody(),
   );
   app.openapi(authCallbackRoute, async (c) => {

@@ -39,7 +39,11 @@ const refusals = {
 } as const;
 
 export function registerAuthPoll(app: OpenAPIHono<AppEnv>): void {
-  app.use(authPollRoute.path, cliErrorPolicy("Failed to poll auth session"), rateLimit(rateLimits.cli));
+  app.use(
+    authPollRoute.path,
+    cliErrorPolicy("Failed to poll auth session"),
+    rateLimit(rateLimits.cliWithoutCredential),
+  );
   app.openapi(authPollRoute, async (c) => {
     const { db, clock } = c.get("deps");
     const result = await pollLogin(db, clock, c.req.valid("query").state);

@@ -34,7 +34,11 @@ export function signInPageUrl(requestUrl: string, dashboardUrl: string | undefin
 }
 
 export function registerAuthStart(app: OpenAPIHono<AppEnv>): void {
-  app.use(authStartRoute.path, cliErrorPolicy("Failed to start auth session"), rateLimit(rateLimits.cli));
+  app.use(
+    authStartRoute.path,
+    cliErrorPolicy("Failed to start auth session"),
+    rateLimit(rateLimits.cliWithoutCredential),
+  );
   app.openapi(authStartRoute, async (c) => {
     const { db, clock, config } = c.get("deps");
     const started = await startLogin(db, clock, signInPageUrl(c.req.url, config.dashboardUrl));

@@ -24,7 +24,11 @@ export const stripeConnectRoute = createRoute({
 });
 
 export function registerStripeConnect(app: OpenAPIHono<AppEnv>): void {
-  app.use(stripeConnectRoute.path, cliErrorPolicy("Internal server error"), rateLimit(rateLimits.cli));
+  app.use(
+    stripeConnectRoute.path,
+    cliErrorPolicy("Internal server error"),
+    rateLimit(rateLimits.cliWithoutCredential),
+  );
   app.openapi(stripeConnectRoute, () => {
     throw platformError(410, stripeConnectMessage);
   });

@@ -19,8 +19,11 @@ export async function pageSession(c: Context<AppEnv>): Promise<PageSession> {
   const token = cookieValue(c.req.header("Cookie"), SESSION_COOKIE);
   if (!token || isProgramApiKey(token)) return { kind: "signed_out" };
   const { db, clock } = c.get("deps");
-  const session = await touchSession(db, await sha256Hex(token), clock.now());
+  const tokenHash = await sha256Hex(token);
+  const session = await touchSession(db, tokenHash, clock.now());
   if (!session) return { kind: "signed_out" };
+  // A real sign-in: the limiter counts it in its own bucket only from now on.
+  c.set("authenticatedKeyHash", tokenHash);
   if (session.blocked) return { kind: "blocked" };
   return { kind: "signed_in", userId: session.userId };
 }
