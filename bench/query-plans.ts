@@ -239,6 +239,8 @@ async function fill(url: string): Promise<void> {
                               provider_customer_id)
        select 1, c.partner_id, 'fill_' || g, now(), 'fill_key_' || g, 'converted', md5('e' || g), 'cus_fill_' || g
        from (select * from affiliate_click_events where program_id = 1 limit 1) c, generate_series(1, ${n}) g`,
+      `insert into customer_provider_ids (program_id, provider_customer_id, customer_id)
+       select program_id, provider_customer_id, id from customers where click_id like 'fill_%'`,
       `insert into affiliate_lead_events (program_id, partner_id, click_id, customer_key, email_hash, provisional)
        select 1, c.partner_id, 'fill_' || g, 'fill_lead_key_' || g, md5('l' || g), g % 2 = 0
        from (select * from affiliate_click_events where program_id = 1 limit 1) c, generate_series(1, ${n}) g`,

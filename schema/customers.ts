@@ -1,10 +1,12 @@
 import { sql } from "drizzle-orm";
 import {
+  bigint,
   bigserial,
   boolean,
   index,
   integer,
   pgTable,
+  primaryKey,
   text,
   timestamp,
   uniqueIndex,
@@ -37,6 +39,7 @@ export const customers = pgTable(
     status: text("status", { enum: customerStatuses }).notNull().default("clicked"),
     emailHash: text("email_hash"),
     emailMasked: text("email_masked"),
+    /** The first provider customer id the customer paid under; every one it paid under is in `customer_provider_ids`. */
     providerCustomerId: text("provider_customer_id"),
     signedUpAt: timestamp("signed_up_at", { withTimezone: true }),
     firstConvertedAt: timestamp("first_converted_at", { withTimezone: true }),
@@ -58,4 +61,27 @@ export const customers = pgTable(
     /** A customer key known in another program (the provider path's mismatch check) without a scan. */
     index("customers_customer_key_idx").on(t.customerKey).where(sql`${t.customerKey} is not null`),
   ],
+);
+
+/**
+ * Every provider customer id a customer of the program has paid or subscribed under, each bound to the first
+ * customer that used it (migration 0056). A buyer can have several: a one-time payment under one, a subscription
+ * bought later under another, whose renewals carry neither metadata nor always an email; the spec matches
+ * each renewal by the id saved when its subscription's first payment was attributed, so every such id is kept,
+ * not only the customer's first (`customers.provider_customer_id`).
+ */
+export const customerProviderIds = pgTable(
+  "customer_provider_ids",
+  {
+    programId: integer("program_id")
+      .notNull()
+      .references(() => programs.id),
+    providerCustomerId: text("provider_customer_id").notNull(),
+    customerId: bigint("customer_id", { mode: "number" })
+      .notNull()
+      .references(() => customers.id, { onDelete: "cascade" }),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+  },
+  // No index on customer_id: only a customer's deletion would look its ids up that way, and none is deleted.
+  (t) => [primaryKey({ columns: [t.programId, t.providerCustomerId] })],
 );

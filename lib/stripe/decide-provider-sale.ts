@@ -45,7 +45,7 @@ export interface ProviderSaleFacts {
   /** Step 2: the customer whose lead carried the buyer's email, or a provisional lead's click. */
   customerByEmail: SaleCustomer | null;
   emailLeadClick: ProviderClick | null;
-  /** Step 3: the customer an earlier attributed payment saved the provider customer id on. */
+  /** Step 3: the customer the provider customer id is bound to (by an earlier attributed payment or checkout). */
   customerByProviderId: SaleCustomer | null;
   /** Step 4: `client_reference_id` read as a click id. */
   referenceClick: ProviderClick | null;
@@ -164,11 +164,18 @@ function resolveAttribution(
   const extras: CustomerExtras = { providerCustomerId: payment.providerCustomerId, email };
   const live = (click: ProviderClick | null) =>
     click && !click.isTest && click.programId === programId ? click : null;
+  // The customer row's own `provider_customer_id` is only the first id it paid under: what decides whether the
+  // write must bind this payment's id is whether a customer of the program holds it already (a second
+  // customer's binding of it would do nothing).
+  const providerIdBound = payment.providerCustomerId === null || facts.customerByProviderId !== null;
   const fromCustomer = (customer: SaleCustomer): CustomerResolution =>
-    resolutionFromCustomer(customer, {
-      ...extras,
-      settleProvisionalOf: customer.clickId ? { programId, clickId: customer.clickId } : null,
-    });
+    resolutionFromCustomer(
+      { ...customer, hasProviderCustomerId: providerIdBound },
+      {
+        ...extras,
+        settleProvisionalOf: customer.clickId ? { programId, clickId: customer.clickId } : null,
+      },
+    );
   const fromClick = (click: ProviderClick): CustomerResolution => {
     if (click.customer) return fromCustomer(click.customer);
     // A new customer, made as a settling lead would make it: the provisional lead's key, email and time.

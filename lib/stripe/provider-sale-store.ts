@@ -1,6 +1,6 @@
 import { type SQL, sql } from "drizzle-orm";
 import { alias } from "drizzle-orm/pg-core";
-import { customers } from "../../schema/customers.ts";
+import { customerProviderIds, customers } from "../../schema/customers.ts";
 import { clickEvents, leadEvents, saleEvents } from "../../schema/events.ts";
 import { programPartners } from "../../schema/partners.ts";
 import { paymentAliases } from "../../schema/payment-aliases.ts";
@@ -106,6 +106,13 @@ function provisionalLeadClick(programId: number, condition: SQL): SQL {
     order by ${l.createdAt}, ${l.id} limit 1)`);
 }
 
+/** The customer of the program that a provider customer id is bound to (`customer_provider_ids`). */
+function customerOfProviderId(programId: number, providerCustomerId: string | null): SQL {
+  const i = customerProviderIds;
+  return sql`select ${i.customerId} from ${i}
+    where ${i.programId} = ${program(programId)} and ${i.providerCustomerId} = ${providerCustomerId}::text`;
+}
+
 function customerWhere(programId: number, condition: SQL): SQL {
   return sql`(select row_to_json(cc) from (
     select ${customerColumns} from ${customers} ${c}
@@ -169,7 +176,7 @@ export async function readProviderSaleFacts(db: Database, q: ProviderSaleQuery):
       ${clickCandidate(sql`${q.clickId}::text`)} as click,
       ${customerWhere(id, sql`${c.emailHash} = ${q.emailHash}::text`)} as customer_by_email,
       ${provisionalLeadClick(id, sql`${l.emailHash} = ${q.emailHash}::text`)} as email_lead_click,
-      ${customerWhere(id, sql`${c.providerCustomerId} = ${q.providerCustomerId}::text`)} as customer_by_provider_id,
+      ${customerWhere(id, sql`${c.id} = (${customerOfProviderId(id, q.providerCustomerId)})`)} as customer_by_provider_id,
       ${clickCandidate(sql`${q.clientReferenceId}::text`)} as reference_click,
       ${customerWhere(id, sql`${c.customerKey} = ${q.customerKey}::text`)} as customer_by_key,
       ${provisionalLeadClick(id, sql`${l.customerKey} = ${q.customerKey}::text`)} as key_lead_click,

@@ -5,6 +5,7 @@ import { stripePendingPayments } from "../../schema/stripe-events.ts";
 import type { Database } from "../db/client.ts";
 import { columnList, columnName, fromDriver } from "../db/columns.ts";
 import { wellFormedJson } from "../db/well-formed-json.ts";
+import { linkProviderCustomerId } from "../tracking/sale/sale-store.ts";
 import type { CustomerBindingDecision } from "./decide-provider-sale.ts";
 import type { ProviderPayment } from "./provider-events.ts";
 
@@ -46,14 +47,17 @@ export async function writeCustomerBinding(db: Database, binding: Binding, now: 
                 ${c.providerCustomerId ?? null}::text, ${(c.signedUpAt ?? now).toISOString()}::timestamptz,
                 ${at}::timestamptz, ${at}::timestamptz)
         on conflict do nothing
-        returning ${t.id})
+        returning ${t.id}, ${t.programId}, ${t.providerCustomerId}),
+      ${linkProviderCustomerId(sql`created`)}
       select guard(exists (select 1 from created), 'customer created meanwhile')`);
   } else {
     customerId = sql`${c.id}::bigint`;
-    // The session's provider customer id replaces an older one: this subscription's invoices carry it.
+    // The session's provider customer id is bound to the customer beside any older one: this subscription's
+    // invoices carry it, and the older one's payments still find the customer.
     statements.push(sql`
+      with updated as (
       update ${t}
-      set ${columnName(t.providerCustomerId)} = coalesce(${c.providerCustomerId ?? null}::text, ${t.providerCustomerId}),
+      set ${columnName(t.providerCustomerId)} = coalesce(${t.providerCustomerId}, ${c.providerCustomerId ?? null}::text),
           ${columnName(t.emailHash)} = coalesce(${t.emailHash}, ${c.email?.hash ?? null}::text),
           ${columnName(t.emailMasked)} =
             case when ${t.emailHash} is null then ${c.email?.masked ?? null}::text else ${t.emailMasked} end,
@@ -61,7 +65,10 @@ export async function writeCustomerBinding(db: Database, binding: Binding, now: 
             case when ${t.status} = 'clicked' then coalesce(${t.signedUpAt}, ${at}::timestamptz) else ${t.signedUpAt} end,
           ${columnName(t.status)} = case when ${t.status} = 'clicked' then 'lead' else ${t.status} end,
           ${columnName(t.updatedAt)} = ${at}::timestamptz
-      where ${t.id} = ${c.id}::bigint`);
+      where ${t.id} = ${c.id}::bigint
+      returning ${t.id}, ${t.programId}, ${c.providerCustomerId ?? null}::text as provider_customer_id),
+      ${linkProviderCustomerId(sql`updated`)}
+      select 1`);
   }
   if (c.settleProvisionalOf) {
     const { programId, clickId } = c.settleProvisionalOf;

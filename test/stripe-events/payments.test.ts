@@ -16,6 +16,7 @@ import {
   invoice,
   lead,
   leadsOf,
+  providerIdsOf,
   saleByPayment,
   saleCall,
   salesOf,
@@ -348,6 +349,89 @@ describe("invoice.paid and invoice.payment_succeeded", () => {
     expect(await salesOf(p.programId)).toHaveLength(3);
     expect(await commissionsOf(p.programId)).toHaveLength(3);
     expect(await customersOf(p.programId)).toHaveLength(1);
+  });
+
+  it("matches payments under every provider customer id the customer paid under, not only its first", async () => {
+    const p = await connectedProgram({ commissionType: "recurring_percent", commissionRate: "10" });
+    const clickId = await click(p);
+    // A one-time purchase under one provider customer, then a subscription bought under another.
+    const oneTime = await deliver(
+      event(
+        "checkout.session.completed",
+        checkoutSession({ customer: "cus_one_time", email: null, metadata: { service_click_id: clickId } }),
+        { account: p.accountId },
+      ),
+    );
+    expect(oneTime.body).toMatchObject({ outcome: "recorded", attributed_by: "service_click_id" });
+    const subscription = id("sub");
+    const first = await deliver(
+      event(
+        "invoice.paid",
+        invoice({
+          subscription,
+          customer: "cus_subscriber",
+          email: null,
+          metadata: { service_click_id: clickId },
+        }),
+        { account: p.accountId },
+      ),
+    );
+    expect(first.body).toMatchObject({ outcome: "recorded", attributed_by: "service_click_id" });
+    const [customer] = await customersOf(p.programId);
+    expect(customer).toMatchObject({ providerCustomerId: "cus_one_time" });
+    expect(await providerIdsOf(p.programId)).toEqual({
+      cus_one_time: customer!.id,
+      cus_subscriber: customer!.id,
+    });
+
+    // A renewal without metadata or email under the subscription's provider customer, and a payment under the
+    // first one: both find the customer by its provider customer id.
+    const renewal = invoice({
+      subscription,
+      customer: "cus_subscriber",
+      email: null,
+      billingReason: "subscription_cycle",
+    });
+    for (const [type, payment] of [
+      ["invoice.paid", renewal],
+      ["checkout.session.completed", checkoutSession({ customer: "cus_one_time", email: null })],
+    ] as const) {
+      const response = await deliver(event(type, payment, { account: p.accountId }));
+      expect(response.body, type).toMatchObject({
+        outcome: "recorded",
+        attributed_by: "provider_customer_id",
+      });
+    }
+    expect(await salesOf(p.programId)).toHaveLength(4);
+    expect(await commissionsOf(p.programId)).toHaveLength(4);
+    expect(await customersOf(p.programId)).toHaveLength(1);
+  });
+
+  it("leaves a provider customer id with the customer that paid under it first", async () => {
+    const p = await connectedProgram();
+    const [firstClick, secondClick] = [await click(p), await click(p, p.links[1])];
+    for (const clickId of [firstClick, secondClick]) {
+      const response = await deliver(
+        event(
+          "checkout.session.completed",
+          checkoutSession({ customer: "cus_shared", email: null, metadata: { service_click_id: clickId } }),
+          { account: p.accountId },
+        ),
+      );
+      expect(response.body).toMatchObject({ outcome: "recorded", attributed_by: "service_click_id" });
+    }
+    const [first, second] = await customersOf(p.programId);
+    expect(second).toMatchObject({ providerCustomerId: "cus_shared" });
+    expect(await providerIdsOf(p.programId)).toEqual({ cus_shared: first!.id });
+
+    const again = await deliver(
+      event("checkout.session.completed", checkoutSession({ customer: "cus_shared", email: null }), {
+        account: p.accountId,
+      }),
+    );
+    expect(again.body).toMatchObject({ outcome: "recorded", attributed_by: "provider_customer_id" });
+    const sales = await salesOf(p.programId);
+    expect(sales.at(-1)).toMatchObject({ partnerId: first!.partnerId });
   });
 
   it("does not attribute a renewal without metadata that matches no customer", async () => {

@@ -4,6 +4,7 @@ import { and, eq, ne, sql } from "drizzle-orm";
 import Stripe from "stripe";
 import trackingWorker from "../../functions/tracking/index.ts";
 import {
+  customerProviderIds,
   customers,
   leadEvents,
   notifications,
@@ -379,6 +380,15 @@ export async function saleByPayment(paymentId: string) {
 
 export async function customersOf(programId: number) {
   return db.select().from(customers).where(eq(customers.programId, programId)).orderBy(customers.id);
+}
+
+/** The provider customer ids bound to the program's customers, as `provider id -> customer id`. */
+export async function providerIdsOf(programId: number): Promise<Record<string, number>> {
+  const rows = await db
+    .select()
+    .from(customerProviderIds)
+    .where(eq(customerProviderIds.programId, programId));
+  return Object.fromEntries(rows.map((r) => [r.providerCustomerId, r.customerId]));
 }
 
 export async function leadsOf(programId: number) {

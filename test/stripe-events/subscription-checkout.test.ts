@@ -12,6 +12,7 @@ import {
   keptPaymentsOf,
   lead,
   leadsOf,
+  providerIdsOf,
   salesOf,
   unique,
 } from "./stripe-harness.ts";
@@ -136,7 +137,7 @@ describe("checkout.session.completed, mode subscription", () => {
     expect(await customersOf(p.programId)).toHaveLength(0);
   });
 
-  it("an existing customer gets the session's provider customer id (its subscription's invoices carry it)", async () => {
+  it("an existing customer gets the session's provider customer id beside its first (its subscription's invoices carry it)", async () => {
     const p = await connectedProgram({ commissionType: "recurring_percent", commissionRate: "10" });
     const clickId = await click(p);
     const customerKey = unique("user");
@@ -158,9 +159,27 @@ describe("checkout.session.completed, mode subscription", () => {
     });
     const bound = await deliver(event("checkout.session.completed", session, { account: p.accountId }));
     expect(bound.body).toMatchObject({ outcome: "customer_bound", attributed_by: "service_customer_key" });
-    expect(await customersOf(p.programId)).toMatchObject([
-      { customerKey, status: "converted", providerCustomerId: customer },
+    const customers = await customersOf(p.programId);
+    expect(customers).toMatchObject([
+      { customerKey, status: "converted", providerCustomerId: "cus_first_purchase" },
     ]);
+    expect(await providerIdsOf(p.programId)).toEqual({
+      cus_first_purchase: customers[0]!.id,
+      [customer]: customers[0]!.id,
+    });
+
+    // The subscription's renewal and a one-time payment under the first provider customer, neither with
+    // metadata or email: each found by its own provider customer id.
+    for (const [type, payment] of [
+      ["invoice.paid", invoice({ customer, email: null, billingReason: "subscription_cycle" })],
+      ["checkout.session.completed", checkoutSession({ customer: "cus_first_purchase", email: null })],
+    ] as const) {
+      const response = await deliver(event(type, payment, { account: p.accountId }));
+      expect(response.body, type).toMatchObject({
+        outcome: "recorded",
+        attributed_by: "provider_customer_id",
+      });
+    }
   });
 
   it("a test-mode subscription checkout binds nothing", async () => {

@@ -25,7 +25,11 @@ export interface SaleCustomer {
   signedUpAt: Date | null;
   firstConvertedAt: Date | null;
   firstCommissionAt: Date | null;
-  /** Whether the row holds a provider customer id, and an email: a payment's own are then not written over it. */
+  /**
+   * Whether the row holds a provider customer id, and an email: a payment's own are then not written over it.
+   * The provider's path reads it as whether the payment's own provider customer id is bound already
+   * (`customer_provider_ids`), since a customer may pay under several.
+   */
   hasProviderCustomerId: boolean;
   hasEmail: boolean;
   partnerIsMember: boolean;

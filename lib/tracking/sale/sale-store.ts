@@ -1,7 +1,7 @@
 import { type Placeholder, type SQL, sql } from "drizzle-orm";
 import { alias } from "drizzle-orm/pg-core";
 import { commissions } from "../../../schema/commissions.ts";
-import { customers } from "../../../schema/customers.ts";
+import { customerProviderIds, customers } from "../../../schema/customers.ts";
 import { clickEvents, saleEvents } from "../../../schema/events.ts";
 import { programPartners } from "../../../schema/partners.ts";
 import { paymentAliases } from "../../../schema/payment-aliases.ts";
@@ -245,6 +245,19 @@ export async function readSaleFacts(
   };
 }
 
+/**
+ * A CTE (`linked`) that binds the provider customer id the payment came under to the customer a write
+ * returned (`rows`: `id`, `program_id`, `provider_customer_id`), unless a customer of the program holds it
+ * already: every id a customer paid under finds it again (`customer_provider_ids`, migration 0056).
+ */
+export function linkProviderCustomerId(rows: SQL): SQL {
+  const i = customerProviderIds;
+  return sql`linked as (
+        insert into ${i} (${columnList(i.programId, i.providerCustomerId, i.customerId)})
+        select program_id, provider_customer_id, id from ${rows} where provider_customer_id is not null
+        on conflict do nothing)`;
+}
+
 // The sale's customer, created from its click or converted, each run as a PL/pgSQL function
 // (`keptPlanStatement`, migration 0037): planned once per connection instead of on every sale.
 export const customerWrites = {
@@ -302,7 +315,8 @@ export const customerWrites = {
                 ${v.providerCustomerId}::text, ${v.signedUpAt}::timestamptz, ${v.now}::timestamptz,
                 ${v.firstCommissionAt}::timestamptz, ${v.now}::timestamptz, ${v.now}::timestamptz)
         on conflict do nothing
-        returning ${t.id})
+        returning ${t.id}, ${t.programId}, ${t.providerCustomerId}),
+      ${linkProviderCustomerId(sql`created`)}
       select guard(exists (select 1 from created), 'customer created meanwhile') as created`;
     },
   }),
@@ -345,7 +359,8 @@ export const customerWrites = {
             ${columnName(t.updatedAt)} = ${v.now}::timestamptz
         where ${t.id} = ${v.id}::bigint
           and date_trunc('milliseconds', ${t.firstCommissionAt}) is not distinct from ${v.expectedFirstCommissionAt}::timestamptz
-        returning ${t.id})
+        returning ${t.id}, ${t.programId}, ${v.providerCustomerId}::text as provider_customer_id),
+      ${linkProviderCustomerId(sql`updated`)}
       select guard(exists (select 1 from updated), 'customer changed meanwhile') as converted`;
     },
   }),
