@@ -4,7 +4,7 @@ import { requestCredential } from "../auth/request-credential.ts";
 import { cookieValue, SESSION_COOKIE } from "../auth/sign-in-tokens.ts";
 import { typedError } from "../errors/api-error.ts";
 import { renderError } from "../errors/envelopes.ts";
-import { countRequest } from "../ratelimit/count-request.ts";
+import { countRequest, settleToken } from "../ratelimit/count-request.ts";
 import { KnownKeys } from "../ratelimit/known-keys.ts";
 import type { RateLimitPolicy, RateLimitResult } from "../ratelimit/types.ts";
 import type { AppEnv } from "./app-env.ts";
@@ -26,13 +26,9 @@ export function rateLimit(policy: RateLimitPolicy) {
       const cookie = keyHash ? undefined : cookieValue(c.req.header("Cookie"), SESSION_COOKIE);
       if (cookie) keyHash = await sha256Hex(cookie);
     }
-    const result = await countRequest(
-      c.get("deps").rateLimiter,
-      policy,
-      keyHash,
-      clientIp(c),
-      authenticatedKeys,
-    );
+    const limiter = c.get("deps").rateLimiter;
+    const ip = clientIp(c);
+    const result = await countRequest(limiter, policy, keyHash, ip, authenticatedKeys);
     if (!result.allowed) {
       const retryAfter = retryAfterSeconds(result, c.get("deps").clock.now());
       const refused = typedError(
@@ -48,7 +44,10 @@ export function rateLimit(policy: RateLimitPolicy) {
     }
     await next();
     setHeaders(c.res.headers, result);
-    if (keyHash && c.get("authenticatedKeyHash") === keyHash) authenticatedKeys.remember(keyHash);
+    if (keyHash) {
+      const authenticated = c.get("authenticatedKeyHash") === keyHash;
+      await settleToken(limiter, policy, keyHash, ip, authenticatedKeys, authenticated);
+    }
   });
 }
 

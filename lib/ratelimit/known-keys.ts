@@ -1,7 +1,8 @@
 /**
  * The hashes of the keys and sign-in tokens that authenticated in this isolate, most recent last, at most
- * `capacity` of them. A token not known here (a made-up one, or a real key's first request) also counts in
- * its address's bucket of unknown tokens (`count-request.ts`), so random tokens buy no allowance without end.
+ * `capacity` of them. A token not known here (a made-up one, or a real key's first request) is refused when its
+ * address has sent too many tokens that did not authenticate (`count-request.ts`), so random tokens buy no
+ * allowance without end.
  */
 export class KnownKeys {
   private readonly hashes = new Set<string>();

@@ -1,6 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { fixedClock } from "../../lib/clock.ts";
-import { countRequest, unknownTokensPerAddressFactor } from "../../lib/ratelimit/count-request.ts";
+import {
+  countRequest,
+  settleToken,
+  unknownTokensPerAddressFactor,
+} from "../../lib/ratelimit/count-request.ts";
 import { KnownKeys } from "../../lib/ratelimit/known-keys.ts";
 import { MemoryRateLimiter } from "../../lib/ratelimit/memory-limiter.ts";
 import { rateLimits } from "../../lib/ratelimit/policies.ts";
@@ -13,10 +17,20 @@ import type { RateLimitResult } from "../../lib/ratelimit/types.ts";
 const policy = rateLimits.saleAndRefund;
 const perAddress = policy.limit * unknownTokensPerAddressFactor;
 
-function setUp() {
+/**
+ * `count` runs a request as the middleware does: counted before, then, when it was let through with a token,
+ * settled as the route found the token (`realTokens`: the tokens that authenticate).
+ */
+function setUp(realTokens: readonly string[] = []) {
   const limiter = new MemoryRateLimiter(fixedClock("2026-11-30T06:00:10Z"), { maxBuckets: 100_000 });
   const known = new KnownKeys();
-  const count = (token: string | null, ip = "203.0.113.1") => countRequest(limiter, policy, token, ip, known);
+  const count = async (token: string | null, ip = "203.0.113.1") => {
+    const result = await countRequest(limiter, policy, token, ip, known);
+    if (token && result.allowed) {
+      await settleToken(limiter, policy, token, ip, known, realTokens.includes(token));
+    }
+    return result;
+  };
   return { known, count };
 }
 
@@ -51,6 +65,18 @@ describe("countRequest", () => {
     const { count } = setUp();
     for (let i = 0; i <= policy.limit; i++) await count(madeUp(i));
     expect(figures(await count("a".repeat(64)))).toEqual([true, 120, 119]);
+  });
+
+  it("lets every real key's first request through, however many one address sends for, and remembers them", async () => {
+    const keys = Array.from({ length: perAddress + 1 }, (_, i) => madeUp(100_000 + i));
+    const { known, count } = setUp(keys);
+    const answers = [];
+    for (const key of keys) answers.push(await count(key));
+    expect(answers.every((r) => r.allowed && r.limit === 120 && r.remaining === 119)).toBe(true);
+    expect(keys.every((key) => known.has(key))).toBe(true);
+    // They used none of the address's allowance for tokens that do not authenticate.
+    for (let i = 0; i < perAddress; i++) expect((await count(madeUp(i))).allowed).toBe(true);
+    expect((await count(madeUp(perAddress))).allowed).toBe(false);
   });
 
   it("counts a known key in its own bucket only, even from an address refused for made-up tokens", async () => {

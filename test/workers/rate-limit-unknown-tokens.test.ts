@@ -7,8 +7,8 @@ import { programOf, signInPerson } from "./dashboard-tracking-helpers.ts";
 import { freshIp } from "./harness.ts";
 
 /**
- * Through the routes (the counting itself: test/node/count-request.test.ts). Tokens the isolate does not
- * know to be real count in their address's bucket of unknown tokens, ten times the route's limit; the
+ * Through the routes (the counting itself: test/node/count-request.test.ts). Tokens that did not authenticate
+ * count in their address's bucket of unknown tokens, ten times the route's limit; the
  * routes that take no credential count per IP whatever Bearer is sent; the dashboard page counts its
  * cookie only. Each case runs within one rate-limit window or is retried.
  */
@@ -62,6 +62,36 @@ describe("the address's bucket of unknown tokens, through a route", () => {
     const known = answers[cap + 1]!;
     expect(known.status).toBe(200);
     expect(known.headers.get("X-RateLimit-Limit")).toBe(String(rateLimits.trackingWrite.limit));
+  });
+});
+
+describe("real tokens and the address's bucket of unknown tokens", () => {
+  it("leaves it to the tokens that do not authenticate: real tokens' first requests from the address use none of it", async () => {
+    const cap = rateLimits.trackingWrite.limit * unknownTokensPerAddressFactor;
+    const answers = await inOneWindow(async () => {
+      // Signed in afresh on every run, so each token's request below is its first in the isolate.
+      const people = [await signInPerson(), await signInPerson(), await signInPerson()];
+      const programs = await Promise.all(people.map((person) => programOf(person)));
+      const headers = { "CF-Connecting-IP": freshIp() };
+      const madeUp = () =>
+        call("POST", "/api/tracking/test", {
+          token: `dst_madeup${crypto.randomUUID()}`,
+          body: { program_id: programs[0]!.programId, event_type: "click" },
+          headers,
+        });
+      const sent = [];
+      for (let i = 0; i < cap - 1; i++) sent.push(await madeUp());
+      for (const [i, person] of people.entries()) {
+        const body = { program_id: programs[i]!.programId, event_type: "click" };
+        sent.push(await call("POST", "/api/tracking/test", { token: person.token, body, headers }));
+      }
+      sent.push(await madeUp(), await madeUp());
+      return sent;
+    });
+    expect(answers.slice(0, cap - 1).every((a) => a.status === 401)).toBe(true);
+    expect(answers.slice(cap - 1, cap + 2).map((a) => a.status)).toEqual([200, 200, 200]);
+    // The last made-up token the address may send, then the first refused.
+    expect(answers.slice(cap + 2).map((a) => a.status)).toEqual([401, 429]);
   });
 });
 
