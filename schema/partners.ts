@@ -50,6 +50,11 @@ export const referralLinks = pgTable(
     shortLink: text("short_link").notNull(),
     isActive: boolean("is_active").notNull().default(true),
     disabledAt: timestamp("disabled_at", { withTimezone: true }),
+    /**
+     * A verification fixture's link (`lib/cli/test-events/synthetic-fixtures.ts`): it takes test clicks only,
+     * so the test chain's partner can never be credited a live click, sale or commission (migration 0057).
+     */
+    testOnly: boolean("test_only").notNull().default(false),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [

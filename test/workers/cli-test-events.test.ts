@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { cliSyntheticChains } from "../../schema/cli-login.ts";
 import { clickEvents, leadEvents, saleEvents } from "../../schema/events.ts";
 import { cli } from "./cli-harness.ts";
-import { createProgram, db } from "./harness.ts";
+import { clicksOfProgram, createProgram, db, postJson } from "./harness.ts";
 
 const testEvent = (key: string, body: unknown) => cli("POST", "/api/v1/cli/test-event", { token: key, body });
 const status = (key: string) => cli("GET", "/api/v1/cli/status", { token: key });
@@ -98,6 +98,33 @@ describe("command-line status and test events", () => {
       .set({ startedAt: new Date(Date.now() - 3_601_000) })
       .where(and(eq(cliSyntheticChains.programId, p.programId)));
     expect((await testEvent(p.apiKey, { type: "chain" })).status).toBe(200);
+  });
+
+  it("the verification link takes test clicks only: a live click on it is refused as an unknown link", async () => {
+    const p = await createProgram();
+    expect((await testEvent(p.apiKey, { type: "chain" })).status).toBe(200);
+    const affiliate_url = `https://shop.example/?aff=synthetic-verify-p${p.programId}`;
+    const before = (await clicksOfProgram(p.programId)).length;
+    for (const body of [
+      { affiliate_url },
+      { affiliate_url, program_id: p.programId },
+      { affiliate_url, additional_data: { test_mode: false } },
+    ]) {
+      const live = await postJson("/api/v1/track/click", body);
+      expect(live.status, JSON.stringify(body)).toBe(400);
+      expect(live.body).toEqual({
+        data: null,
+        error: { status: 400, name: "BadRequestError", message: "Referral link not found", details: {} },
+      });
+    }
+    expect(await clicksOfProgram(p.programId)).toHaveLength(before);
+    // A test click on it, as the chain sends, is recorded.
+    const test = await postJson("/api/v1/track/click", {
+      affiliate_url,
+      additional_data: { test_mode: true, program_id: p.programId },
+    });
+    expect(test.status).toBe(200);
+    expect(await clicksOfProgram(p.programId)).toHaveLength(before + 1);
   });
 
   it("the verification link is refreshed when it was turned off", async () => {

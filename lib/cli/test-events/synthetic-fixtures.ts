@@ -21,7 +21,8 @@ export type ChainSlot = { granted: true } | { granted: false; retryAfterSeconds:
 /**
  * The program's verification fixtures: a partner, its membership and a referral link only test events
  * use, created on first use and refreshed (re-activated) after, so a test click always has a working
- * link. A link code taken by another program is never touched (the refresh is guarded by program).
+ * link. The link is `test_only`: a live click on it is refused as an unknown link, so the fixture partner earns
+ * nothing real. A link code taken by another program is never touched (the refresh is guarded by program).
  */
 function ensureFixtures(db: Database, programId: number) {
   const email = `synthetic-verification+p${programId}@fixtures.invalid`;
@@ -41,10 +42,11 @@ function ensureFixtures(db: Database, programId: number) {
       insert into ${pp} (${columnList(pp.programId, pp.partnerId)}) select ${programId}, id from partner
       on conflict (${columnList(pp.programId, pp.partnerId)}) do update set ${columnName(pp.status)} = 'active'
     ), link as (
-      insert into ${l} (${columnList(l.programId, l.partnerId, l.shortLink)}) select ${programId}, id, ${code} from partner
+      insert into ${l} (${columnList(l.programId, l.partnerId, l.shortLink, l.testOnly)})
+      select ${programId}, id, ${code}, true from partner
       on conflict (${columnList(l.shortLink)}) do update
         set ${columnName(l.isActive)} = true, ${columnName(l.disabledAt)} = null,
-            ${columnName(l.partnerId)} = excluded.${columnName(l.partnerId)}
+            ${columnName(l.partnerId)} = excluded.${columnName(l.partnerId)}, ${columnName(l.testOnly)} = true
       where ${l.programId} = excluded.${columnName(l.programId)}
       returning ${l.shortLink} as short_link
     )

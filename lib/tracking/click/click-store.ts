@@ -33,6 +33,7 @@ type ClickRow = {
     program_id: number | null;
     partner_id: number | null;
     is_active: boolean;
+    test_only: boolean;
     program_exists: boolean;
     attribution_window_days: number | null;
     allowed_origins: string[] | null;
@@ -118,7 +119,7 @@ export const clickStatement = keptPlanStatement({
     return sql`
     with link as (
       select ${l.id} as id, ${l.programId} as program_id, ${l.partnerId} as partner_id, ${l.isActive} as is_active,
-             ${p.id} is not null as program_exists, ${p.attributionWindowDays} as attribution_window_days,
+             ${l.testOnly} as test_only, ${p.id} is not null as program_exists, ${p.attributionWindowDays} as attribution_window_days,
              ${p.allowedOrigins} as allowed_origins
       from ${referralLinks} ${l}
       left join ${programs} ${p} on ${p.id} = ${l.programId}
@@ -151,6 +152,7 @@ export const clickStatement = keptPlanStatement({
              ${q.landingPage}::text, ${q.landingOrigin}::text
       from link
       where link.is_active
+        and (${q.testMode}::boolean or not link.test_only)
         and link.partner_id is not null
         and link.program_exists
         and (${q.requestedProgramId}::int is null or link.program_id = ${q.requestedProgramId}::int)
@@ -219,6 +221,7 @@ export async function readFactsAndRecordClick(
       programId: link.program_id,
       partnerId: link.partner_id,
       isActive: link.is_active,
+      testOnly: link.test_only,
       programExists: link.program_exists,
       attributionWindowDays: link.attribution_window_days,
       allowedOrigins: link.allowed_origins,

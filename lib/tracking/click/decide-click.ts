@@ -9,6 +9,8 @@ export interface ClickFacts {
     programId: number | null;
     partnerId: number | null;
     isActive: boolean;
+    /** A verification fixture's link: it takes test clicks only. */
+    testOnly: boolean;
     programExists: boolean;
     attributionWindowDays: number | null;
     allowedOrigins: string[] | null;
@@ -55,7 +57,8 @@ export function decideClick(intent: ClickIntent, facts: ClickFacts): ClickDecisi
     return refuse("unknown_program");
   }
   const link = facts.link;
-  if (!link) return refuse("link_not_found");
+  // A verification fixture's link does not exist for a live click: the test chain's partner earns nothing real.
+  if (!link || (link.testOnly && !intent.testMode)) return refuse("link_not_found");
   if (link.programId === null || link.partnerId === null || !link.programExists) {
     return refuse("link_misconfigured");
   }
