@@ -185,7 +185,7 @@ export const readinessFactsStatement = keptPlanStatement({
              count(*) filter (where ${l.isActive} and ${pp.status} = 'active') as active_with_partner
       from ${referralLinks} ${l}
       left join ${programPartners} ${pp} on ${pp.programId} = ${l.programId} and ${pp.partnerId} = ${l.partnerId}
-      where ${l.programId} = (select id from program)
+      where ${l.programId} = (select id from program) and not ${l.testOnly}
     ),
     recent_clicks as (
       select ${ck.createdAt} as created_at, ${ck.landingOrigin} as landing_origin from ${ck}

@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { issueApiKey } from "../../lib/auth/api-keys.ts";
 import { programApiKeys } from "../../schema/index.ts";
 import { createProgram, db, postJson, unique } from "./harness.ts";
+import { cli } from "./cli-harness.ts";
 import { bearer, leadPath } from "./lead-helpers.ts";
 import { getJson, readinessOf, readinessPath } from "./readiness-helpers.ts";
 import { countDatabaseRoundTrips } from "./round-trip-counter.ts";
@@ -165,6 +166,19 @@ describe("GET /api/v1/programs/me/readiness: a program walked from empty to read
     expect(r.check("clicks_received").evidence).toMatchObject({ count: 100, count_is_lower_bound: true });
     expect(r.status.refunds_received).toBe("warn");
     expect(r.check("refunds_received").evidence).toMatchObject({ count: 0, count_is_lower_bound: false });
+  });
+
+  it("does not count the test chain's own link as the program's referral link", async () => {
+    const p = await createProgram();
+    await db.execute(sql`update referral_links set is_active = false where program_id = ${p.programId}`);
+    const chain = await cli("POST", "/api/v1/cli/test-event", { token: p.apiKey, body: { type: "chain" } });
+    expect(chain.status).toBe(200);
+    const r = await readinessOf(p.apiKey);
+    expect(r.status.referral_link).toBe("fail");
+    expect(r.check("referral_link")).toMatchObject({
+      message: "The program has no active referral link.",
+      evidence: { active_links: 0, active_links_with_partner: 0 },
+    });
   });
 
   it("uses exactly one database round trip", async () => {
