@@ -1,6 +1,6 @@
 import type { BearerHeader } from "../auth/bearer.ts";
 import type { Database } from "../db/client.ts";
-import { createProgram } from "../programs/create-program.ts";
+import { createProgram, requestedWorkspace } from "../programs/create-program.ts";
 import { checkNewProgram, type NewProgramFields } from "../programs/program-rules.ts";
 import { evaluateLoginToken, type LoginTokenRefusal, loginTokenQuery } from "./login-token-auth.ts";
 
@@ -35,16 +35,13 @@ export async function initProgram(
   if (!verdict.ok) return { outcome: "refused", refusal: { kind: "token", reason: verdict.reason } };
   const checked = checkNewProgram(input.body);
   if (!checked.ok) return { outcome: "refused", refusal: { kind: "field", message: checked.message } };
-  const requested = input.body.advertiser_id;
-  let advertiserId: number | undefined;
-  if (requested !== undefined && requested !== null) {
-    advertiserId =
-      typeof requested === "number" || typeof requested === "string" ? Number(requested) : Number.NaN;
-    if (!Number.isSafeInteger(advertiserId)) {
-      return { outcome: "refused", refusal: { kind: "workspace", reason: "advertiser_mismatch" } };
-    }
-  }
-  const created = await createProgram(db, { userId: verdict.userId, advertiserId, fields: checked.value });
+  const workspace = requestedWorkspace(input.body);
+  if (!workspace.ok) return { outcome: "refused", refusal: { kind: "workspace", reason: workspace.reason } };
+  const created = await createProgram(db, {
+    userId: verdict.userId,
+    advertiserId: workspace.advertiserId,
+    fields: checked.value,
+  });
   if (!created.ok) return { outcome: "refused", refusal: { kind: "workspace", reason: created.reason } };
   return {
     outcome: "created",

@@ -25,6 +25,29 @@ export interface CreateProgramInput {
 
 const creatorRoles = ["owner", "admin"];
 
+/** The 403 messages of a workspace refused to a new program (spec: the command line's `init`). */
+export const workspaceRefusalMessages: Record<"no_advertiser" | "advertiser_mismatch", string> = {
+  no_advertiser: "No advertiser found for this account",
+  advertiser_mismatch: "advertiser_id does not match the authenticated account",
+};
+
+/**
+ * The workspace a new program's body names in `advertiser_id` (the command line's `init` and
+ * `POST /api/v1/programs` take it alike): absent or null names none, the caller's own is then used; a value
+ * that is no integer can be no workspace of the caller's (`advertiser_mismatch`).
+ */
+export function requestedWorkspace(
+  body: Record<string, unknown>,
+): { ok: true; advertiserId: number | undefined } | { ok: false; reason: "advertiser_mismatch" } {
+  const requested = body.advertiser_id;
+  if (requested === undefined || requested === null) return { ok: true, advertiserId: undefined };
+  const advertiserId =
+    typeof requested === "number" || typeof requested === "string" ? Number(requested) : Number.NaN;
+  return Number.isSafeInteger(advertiserId)
+    ? { ok: true, advertiserId }
+    : { ok: false, reason: "advertiser_mismatch" };
+}
+
 /** Decides the workspace from the caller's memberships. Pure. */
 export function decideWorkspace(
   memberships: readonly { advertiserId: number; role: string }[],

@@ -346,6 +346,39 @@ describe("POST and GET /api/v1/programs", () => {
     expect(response.body).toEqual(platform(status, message));
   });
 
+  it("creates in the workspace advertiser_id names only when the person owns or administers it", async () => {
+    const owner = await ownerWithProgram();
+    const person = await signedInPerson();
+    await addMember(owner.advertiserId, person.userId, "member");
+    const fields = { name: "x", domain: "a.example", commission_type: "fixed", commission_rate: 5 };
+    const mismatch = platform(403, "advertiser_id does not match the authenticated account");
+    for (const [advertiserId, expected] of [
+      [999_999_999, mismatch],
+      // A workspace the person is only a member of.
+      [owner.advertiserId, mismatch],
+      ["not a number", mismatch],
+      [{ id: person.advertiserId }, mismatch],
+    ] as const) {
+      const response = await call("POST", "/api/v1/programs", {
+        token: person.token,
+        body: { ...fields, advertiser_id: advertiserId },
+      });
+      expect(response.body, JSON.stringify(advertiserId)).toEqual(expected);
+    }
+    const programsOfOwner = await db.execute(
+      sql`select count(*)::int as n from programs where advertiser_id = ${owner.advertiserId}`,
+    );
+    expect(programsOfOwner.rows[0]).toEqual({ n: 1 });
+    for (const own of [person.advertiserId, String(person.advertiserId), null]) {
+      const created = await call("POST", "/api/v1/programs", {
+        token: person.token,
+        body: { ...fields, advertiser_id: own },
+      });
+      expect(created.status, JSON.stringify(own)).toBe(201);
+      expect(created.body.data.program.workspace_id).toBe(person.advertiserId);
+    }
+  });
+
   it("a person who is only a member somewhere has no workspace to create in: 403", async () => {
     const owner = await ownerWithProgram();
     const person = await signedInPerson();

@@ -1764,6 +1764,8 @@ export interface components {
             duration_months?: number;
             /** @description Attribution window, 1 to 365 days (default 60) */
             cookie_duration?: number;
+            /** @description A workspace you own or administer; left out, your own */
+            advertiser_id?: number;
         } & {
             [key: string]: unknown;
         };
@@ -4744,7 +4746,7 @@ export interface operations {
                     "application/json": components["schemas"]["PlatformError"];
                 };
             };
-            /** @description No advertiser found for this account (no workspace you own or administer) */
+            /** @description No advertiser found for this account (no workspace you own or administer); advertiser_id does not match the authenticated account (a workspace you do not own or administer) */
             403: {
                 headers: {
                     [name: string]: unknown;

@@ -14,6 +14,7 @@ import { limitBody } from "../../../../lib/http/body-limit.ts";
 import { cliErrorPolicy } from "../../../../lib/http/cli-error-policy.ts";
 import { loginTokenBeforeBodyRefusal } from "../../../../lib/http/login-token-before-body-refusal.ts";
 import { rateLimit } from "../../../../lib/http/rate-limit.ts";
+import { workspaceRefusalMessages } from "../../../../lib/programs/create-program.ts";
 import { newProgramFields } from "../../../../lib/programs/new-program-fields.ts";
 import { rateLimits } from "../../../../lib/ratelimit/policies.ts";
 
@@ -78,9 +79,7 @@ export const initRoute = createRoute({
 function refusalError(refusal: InitRefusal): ApiError {
   if (refusal.kind === "token") return loginTokenError(initTokenMessages, refusal.reason);
   if (refusal.kind === "field") return platformError(400, refusal.message);
-  return refusal.reason === "no_advertiser"
-    ? platformError(403, "No advertiser found for this account")
-    : platformError(403, "advertiser_id does not match the authenticated account");
+  return platformError(403, workspaceRefusalMessages[refusal.reason]);
 }
 
 export function registerInit(app: OpenAPIHono<AppEnv>): void {

@@ -3,16 +3,27 @@ import { platformError } from "../../../../lib/errors/api-error.ts";
 import { platformErrorResponse } from "../../../../lib/errors/openapi-responses.ts";
 import type { AppEnv } from "../../../../lib/http/app-env.ts";
 import { limitBody } from "../../../../lib/http/body-limit.ts";
-import { createProgram } from "../../../../lib/programs/create-program.ts";
+import {
+  createProgram,
+  requestedWorkspace,
+  workspaceRefusalMessages,
+} from "../../../../lib/programs/create-program.ts";
 import { listMyPrograms } from "../../../../lib/programs/list-my-programs.ts";
 import { newProgramFields } from "../../../../lib/programs/new-program-fields.ts";
 import { checkNewProgram } from "../../../../lib/programs/program-rules.ts";
 import { rateLimits } from "../../../../lib/ratelimit/policies.ts";
 import { bodyErrors, okResponse, signedIn, signedInErrors, signedInSecurity } from "./signed-in.ts";
 
-export const NO_WORKSPACE_MESSAGE = "No advertiser found for this account";
 
-const NewProgramSchema = z.looseObject(newProgramFields).openapi("NewProgramRequest");
+const NewProgramSchema = z
+  .looseObject({
+    ...newProgramFields,
+    advertiser_id: z.unknown().optional().openapi({
+      type: "integer",
+      description: "A workspace you own or administer; left out, your own",
+    }),
+  })
+  .openapi("NewProgramRequest");
 
 const ProgramSummary = z.object({
   id: z.number().int(),
@@ -52,7 +63,10 @@ export const createProgramRoute = createRoute({
     ),
     ...bodyErrors,
     ...signedInErrors,
-    403: platformErrorResponse("No advertiser found for this account (no workspace you own or administer)"),
+    403: platformErrorResponse(
+      "No advertiser found for this account (no workspace you own or administer); advertiser_id does not " +
+        "match the authenticated account (a workspace you do not own or administer)",
+    ),
   },
 });
 
@@ -75,10 +89,17 @@ export function registerPrograms(app: OpenAPIHono<AppEnv>): void {
   app.use("/api/v1/programs", limitBody(), ...signedIn({ default: rateLimits.dashboard }));
   app.openapi(createProgramRoute, async (c) => {
     const { db } = c.get("deps");
-    const checked = checkNewProgram(c.req.valid("json"));
+    const body = c.req.valid("json");
+    const checked = checkNewProgram(body);
     if (!checked.ok) throw platformError(400, checked.message);
-    const created = await createProgram(db, { userId: c.get("session")!.userId, fields: checked.value });
-    if (!created.ok) throw platformError(403, NO_WORKSPACE_MESSAGE);
+    const workspace = requestedWorkspace(body);
+    if (!workspace.ok) throw platformError(403, workspaceRefusalMessages[workspace.reason]);
+    const created = await createProgram(db, {
+      userId: c.get("session")!.userId,
+      advertiserId: workspace.advertiserId,
+      fields: checked.value,
+    });
+    if (!created.ok) throw platformError(403, workspaceRefusalMessages[created.reason]);
     c.get("log").info("program created", { program_id: created.programId });
     return c.json(
       {
