@@ -6,6 +6,9 @@ import { users } from "./workspaces.ts";
 export const cliLoginStatuses = ["pending", "completed", "consumed"] as const;
 export type CliLoginStatus = (typeof cliLoginStatuses)[number];
 
+/** The refusals of a person at sign-in (`PersonRefusal` of `lib/identity/identity-errors.ts`). */
+export const cliLoginRefusals = ["email_not_verified", "account_blocked"] as const;
+
 /**
  * A command-line login session: `auth/start` creates it (pending, 5 minutes), `auth/callback` binds the
  * signed-in person (completed), the first `auth/poll` after that issues the login token (consumed). Only the
@@ -23,6 +26,12 @@ export const cliLoginSessions = pgTable(
     expiresAt: timestamp("expires_at", { withTimezone: true }).notNull(),
     completedAt: timestamp("completed_at", { withTimezone: true }),
     consumedAt: timestamp("consumed_at", { withTimezone: true }),
+    /**
+     * Why the last sign-in for this session was refused (a suspended account, an unverified provider email),
+     * while it is still pending: its poll answers the same 403, so the tool stops waiting and says why
+     * (migration 0058). A later sign-in that is accepted within the 5 minutes clears it.
+     */
+    refusal: text("refusal", { enum: cliLoginRefusals }),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [

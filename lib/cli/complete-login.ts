@@ -7,7 +7,12 @@ import { issuerMetadata } from "../identity/issuer-discovery.ts";
 import { issuerKeys } from "../identity/issuer-keys.ts";
 import { resolvePerson } from "../identity/resolve-person.ts";
 import { type IdTokenVerdict, verifyIdToken } from "../identity/verify-id-token.ts";
-import { type LoginSessionRow, markLoginCompleted, readLoginSession } from "./login-session-store.ts";
+import {
+  type LoginSessionRow,
+  markLoginCompleted,
+  markLoginRefused,
+  readLoginSession,
+} from "./login-session-store.ts";
 
 export type CompleteLoginResult =
   | {
@@ -20,7 +25,7 @@ export type CompleteLoginResult =
  * `auth/callback`: the sign-in page hands over the session's state and the provider's ID token. The
  * session must exist, be unused and younger than 5 minutes; the token must verify (signature, issuer,
  * audience, age); the person is resolved as every sign-in does (unverified email refused first, then a
- * blocked account); then the session is bound to the person in one guarded update (pending -> completed),
+ * blocked account; a refusal is recorded on the session for its poll); then the session is bound to the person in one guarded update (pending -> completed),
  * so a state can be used once even when two callbacks race.
  */
 export async function completeLogin(
@@ -55,7 +60,10 @@ export async function completeLogin(
   if (!verdict.ok) return { outcome: "refused", reason: "invalid_id_token" };
 
   const person = await resolvePerson(db, verdict.claims);
-  if (!person.ok) return { outcome: "refused", reason: person.reason };
+  if (!person.ok) {
+    await markLoginRefused(db, session.id, person.reason, now);
+    return { outcome: "refused", reason: person.reason };
+  }
 
   if (!(await markLoginCompleted(db, session.id, person.userId, now))) {
     return { outcome: "refused", reason: "session_not_found" };
@@ -85,6 +93,21 @@ export async function completeLoginForPerson(
     return { outcome: "refused", reason: "session_not_found" };
   }
   return { outcome: "completed", userCode: session.userCode };
+}
+
+/**
+ * The browser path's refusal: the person who signed in through the tool's link is refused (suspended, or an
+ * unverified provider email). Recorded on the login session the link carried, so the tool's poll answers the
+ * same 403 and stops waiting. Nothing is recorded on a session that is no longer open.
+ */
+export async function refuseLoginForPerson(
+  db: Database,
+  clock: Clock,
+  input: { state: string; reason: PersonRefusal },
+): Promise<void> {
+  const now = clock.now();
+  const open = openSession(await readLoginSession(db, await sha256Hex(input.state)), now);
+  if (open.ok) await markLoginRefused(db, open.session.id, input.reason, now);
 }
 
 /** A session can be completed while it is pending and younger than its 5 minutes. */

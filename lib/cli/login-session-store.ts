@@ -1,6 +1,7 @@
 import { and, eq, gt } from "drizzle-orm";
 import { cliLoginSessions } from "../../schema/cli-login.ts";
 import type { Database } from "../db/client.ts";
+import type { PersonRefusal } from "../identity/identity-errors.ts";
 
 export interface LoginSessionRow {
   id: number;
@@ -27,8 +28,30 @@ export async function readLoginSession(
 }
 
 /**
+ * Records why a sign-in for a pending, unexpired session was refused, so that its poll can say so
+ * (`decide-poll.ts`). The session stays pending: a later sign-in that is accepted still completes it.
+ */
+export async function markLoginRefused(
+  db: Database,
+  sessionId: number,
+  refusal: PersonRefusal,
+  now: Date,
+): Promise<void> {
+  await db
+    .update(cliLoginSessions)
+    .set({ refusal })
+    .where(
+      and(
+        eq(cliLoginSessions.id, sessionId),
+        eq(cliLoginSessions.status, "pending"),
+        gt(cliLoginSessions.expiresAt, now),
+      ),
+    );
+}
+
+/**
  * Binds a pending, unexpired session to the person who signed in, in one guarded update
- * (pending -> completed): of two racing completions only one sees `true`.
+ * (pending -> completed, any earlier refusal cleared): of two racing completions only one sees `true`.
  */
 export async function markLoginCompleted(
   db: Database,
@@ -38,7 +61,7 @@ export async function markLoginCompleted(
 ): Promise<boolean> {
   const bound = await db
     .update(cliLoginSessions)
-    .set({ status: "completed", userId, completedAt: now })
+    .set({ status: "completed", userId, completedAt: now, refusal: null })
     .where(
       and(
         eq(cliLoginSessions.id, sessionId),

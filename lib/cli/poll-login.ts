@@ -5,11 +5,12 @@ import { sha256Hex } from "../auth/api-keys.ts";
 import type { Clock } from "../clock.ts";
 import type { Database } from "../db/client.ts";
 import { isUniqueViolation } from "../db/errors.ts";
+import type { PersonRefusal } from "../identity/identity-errors.ts";
 import { loginTokenLifetimeMs, newLoginToken } from "./credentials.ts";
 import { decidePoll } from "./decide-poll.ts";
 
 export type PollResult =
-  | { outcome: "refused"; reason: "session_not_found" | "session_consumed" }
+  | { outcome: "refused"; reason: "session_not_found" | "session_consumed" | PersonRefusal }
   | { outcome: "pending" | "expired" }
   | { outcome: "signed_in"; token: string; expiresAt: Date; email: string };
 
@@ -27,6 +28,7 @@ export async function pollLogin(db: Database, clock: Clock, state: string): Prom
       status: cliLoginSessions.status,
       userId: cliLoginSessions.userId,
       expiresAt: cliLoginSessions.expiresAt,
+      refusal: cliLoginSessions.refusal,
       email: users.email,
     })
     .from(cliLoginSessions)

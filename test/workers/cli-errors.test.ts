@@ -67,6 +67,16 @@ async function signedInCallback(email: string, verified: boolean, options: { age
   });
 }
 
+/** The poll of a session whose sign-in the callback refused (it answered the same 403 first). */
+async function pollAfterRefusedCallback(email: string, verified: boolean) {
+  const { state } = await startSession();
+  const refused = await cli("POST", "/api/v1/cli/auth/callback", {
+    body: { state, id_token: await cliIdToken(email, verified) },
+  });
+  if (refused.status !== 403) throw new Error(`callback answered ${refused.status}`);
+  return cli("GET", `/api/v1/cli/auth/poll?state=${encodeURIComponent(state)}`);
+}
+
 /** The login token of a person suspended after logging in. */
 async function suspendedPersonToken(): Promise<string> {
   const person = await createPerson();
@@ -189,6 +199,21 @@ const rows: Row[] = [
       await cli("GET", `/api/v1/cli/auth/poll?state=${state}`);
       return cli("GET", `/api/v1/cli/auth/poll?state=${state}`);
     },
+  },
+  {
+    endpoint: "auth/poll",
+    status: 403,
+    message: "Your account has been suspended.",
+    detailsCode: "ACCOUNT_BLOCKED",
+    call: async () => pollAfterRefusedCallback(await blockedPersonEmail(), true),
+  },
+  {
+    endpoint: "auth/poll",
+    status: 403,
+    message:
+      "Your email address is not verified with your sign-in provider. Verify it there, then try again.",
+    detailsCode: "PROVIDER_EMAIL_NOT_VERIFIED",
+    call: () => pollAfterRefusedCallback(`${unique("unverified")}@brand.example`, false),
   },
   {
     endpoint: "auth/poll",

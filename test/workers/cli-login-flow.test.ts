@@ -81,4 +81,30 @@ describe("command-line login end to end against the local OpenID provider", () =
       error: { status: 401, message: "Invalid or expired token" },
     });
   });
+
+  it("a refused sign-in ends the poll with its 403; a sign-in accepted later in the 5 minutes still completes it", async () => {
+    const started = await cli("POST", "/api/v1/cli/auth/start");
+    const { state, user_code } = started.body.data as { state: string; user_code: string };
+    const idToken = (email: string, verified: boolean) =>
+      obtainIdToken(
+        { issuer: oidc.issuer, clientId: oidc.cliClientId, redirectUri: "http://127.0.0.1:53682/callback" },
+        { email, verified },
+      );
+    const email = `${unique("unverified")}@brand.example`;
+    const refused = await cli("POST", "/api/v1/cli/auth/callback", {
+      body: { state, id_token: await idToken(email, false) },
+    });
+    expect(refused.status).toBe(403);
+    const polled = await cli("GET", `/api/v1/cli/auth/poll?state=${state}`);
+    expect(polled.status).toBe(403);
+    expect(polled.body).toEqual(refused.body);
+
+    // The person verified the email and signed in again with the same link.
+    const accepted = await cli("POST", "/api/v1/cli/auth/callback", {
+      body: { state, id_token: await idToken(email, true) },
+    });
+    expect(accepted.body).toEqual({ success: true, data: { status: "completed", user_code } });
+    const token = await cli("GET", `/api/v1/cli/auth/poll?state=${state}`);
+    expect(token.body).toMatchObject({ success: true, data: { status: "complete", email } });
+  });
 });

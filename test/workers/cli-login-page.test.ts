@@ -23,7 +23,7 @@ async function startCliLogin(): Promise<Started> {
  * A person opening the tool's link in a browser: `/cli/login`, the dashboard sign-in start, the provider's
  * page, the sign-in callback, each hop carrying the cookies the service set, as a browser does.
  */
-async function signInThroughLink(verificationUrl: string, email: string): Promise<Response> {
+async function signInThroughLink(verificationUrl: string, email: string, verified = true): Promise<Response> {
   const ip = freshIp();
   const link = new URL(verificationUrl);
   const page = await SELF.fetch(`${BASE}${link.pathname}${link.search}`, {
@@ -38,7 +38,7 @@ async function signInThroughLink(verificationUrl: string, email: string): Promis
     headers: { "CF-Connecting-IP": ip, Cookie: `__Host-affiliate_cli_login=${cliCookie}` },
   });
   const stateCookie = setCookies(start).get("__Host-affiliate_sign_in_state") ?? "";
-  const back = await signInAtProvider(start.headers.get("Location") ?? "", { email, verified: true });
+  const back = await signInAtProvider(start.headers.get("Location") ?? "", { email, verified });
   return SELF.fetch(back.href, {
     redirect: "manual",
     headers: {
@@ -81,6 +81,25 @@ describe("the command-line login link (/cli/login) through the dashboard sign-in
     const polled = (await cli("GET", `/api/v1/cli/auth/poll?state=${state}`)).body.data as { token: string };
     expect(polled).toMatchObject({ status: "complete", email });
     expect((await cli("GET", "/api/v1/cli/programs", { token: polled.token })).status).toBe(200);
+  });
+
+  it("a refused person sees why, and the tool's poll answers the same 403 instead of waiting", async () => {
+    const { state, verification_url } = await startCliLogin();
+    const refused = await signInThroughLink(verification_url, `${unique("unverified")}@brand.example`, false);
+    expect(refused.status).toBe(403);
+    expect(refused.headers.get("Content-Type")).toMatch(/^text\/html/);
+    expect(await refused.text()).toContain(
+      "Your email address is not verified with your sign-in provider. Verify it there, then try again.",
+    );
+    const cookies = setCookies(refused);
+    expect(cookies.get("__Host-affiliate_cli_login")).toBe("");
+    expect(cookies.has("__Host-affiliate_session")).toBe(false);
+    const polled = await cli("GET", `/api/v1/cli/auth/poll?state=${state}`);
+    expect(polled.status).toBe(403);
+    expect(polled.body.error).toMatchObject({
+      status: 403,
+      details: { code: "PROVIDER_EMAIL_NOT_VERIFIED" },
+    });
   });
 
   it("a link used once does not sign in a second browser", async () => {

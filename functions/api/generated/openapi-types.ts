@@ -632,7 +632,7 @@ export interface paths {
         };
         /**
          * Poll a command-line login session for its login token
-         * @description No credential. `data.status` is `pending` until the person signs in, `complete` with the login token on the first poll after that (never again: a second poll is 400 `Session already consumed`), and `expired` once the 5 minutes are over. Rate limit 60 per minute per IP.
+         * @description No credential. `data.status` is `pending` until the person signs in, `complete` with the login token on the first poll after that (never again: a second poll is 400 `Session already consumed`), and `expired` once the 5 minutes are over; 403 with the refusal when the sign-in for it was refused. Rate limit 60 per minute per IP.
          */
         get: operations["getCliAuthPoll"];
         put?: never;
@@ -5485,6 +5485,15 @@ export interface operations {
             };
             /** @description Missing state parameter; Session already consumed */
             400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description The sign-in for this session was refused: `Your account has been suspended.` (`details.code` `ACCOUNT_BLOCKED`) or the provider email is not verified (`PROVIDER_EMAIL_NOT_VERIFIED`), as the callback answered; run the login again */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

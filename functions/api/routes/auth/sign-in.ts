@@ -6,7 +6,7 @@ import {
   issueSignInToken,
   sessionCookie,
 } from "../../../../lib/auth/sign-in-tokens.ts";
-import { completeLoginForPerson } from "../../../../lib/cli/complete-login.ts";
+import { completeLoginForPerson, refuseLoginForPerson } from "../../../../lib/cli/complete-login.ts";
 import { loginResultPage } from "../../../../lib/cli/login-result-page.ts";
 import { badRequest } from "../../../../lib/errors/api-error.ts";
 import { platformErrorResponse, rateLimitedResponse } from "../../../../lib/errors/openapi-responses.ts";
@@ -116,6 +116,14 @@ export function registerSignIn(app: OpenAPIHono<AppEnv>): void {
       if (result.reason === "state_invalid") throw badRequest(STATE_INVALID_MESSAGE);
       if (result.reason === "provider_refused" || result.reason === "id_token_invalid") {
         throw badRequest(PROVIDER_REFUSED_MESSAGE);
+      }
+      // Signing in for a command-line login: its session learns the refusal (its poll answers it), and the
+      // person gets the login's page saying why.
+      const refusedCliLogin = cookieValue(c.req.header("Cookie"), CLI_LOGIN_COOKIE);
+      if (refusedCliLogin) {
+        c.header("Set-Cookie", cliLoginCookie("", 0), { append: true });
+        await refuseLoginForPerson(db, clock, { state: refusedCliLogin, reason: result.reason });
+        return c.html(loginResultPage({ outcome: "refused", reason: result.reason }), 403);
       }
       throw personRefusalError(result.reason);
     }

@@ -14,7 +14,6 @@ import { checkNewProgram } from "../../../../lib/programs/program-rules.ts";
 import { rateLimits } from "../../../../lib/ratelimit/policies.ts";
 import { bodyErrors, okResponse, signedIn, signedInErrors, signedInSecurity } from "./signed-in.ts";
 
-
 const NewProgramSchema = z
   .looseObject({
     ...newProgramFields,
