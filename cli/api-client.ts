@@ -3,10 +3,29 @@ import { CliError, exitCodeForStatus, exitCodes } from "./exit-codes.ts";
 /** The local stack's address (`npm run dev`); `--base-url` or AFFILIATE_TRACKING_BASE_URL point elsewhere. */
 export const defaultBaseUrl = "http://127.0.0.1:8787";
 
+/** A notice the service adds to an answer (spec: key rotation), such as `api_key_rotation_required`. */
+export interface ApiWarning {
+  code: string;
+  message: string;
+  hint?: string;
+  rotate_by?: string;
+  docs_url?: string;
+}
+
 export interface ApiAnswer<T> {
   status: number;
   data: T;
   body: Record<string, unknown>;
+  /** The answer's top-level `warnings` (a key due for rotation), empty when it has none. */
+  warnings: ApiWarning[];
+}
+
+function warningsOf(body: Record<string, unknown>): ApiWarning[] {
+  if (!Array.isArray(body.warnings)) return [];
+  return body.warnings.filter(
+    (w): w is ApiWarning =>
+      typeof w === "object" && w !== null && typeof w.code === "string" && typeof w.message === "string",
+  );
 }
 
 /**
@@ -47,7 +66,9 @@ export async function callApi<T>(
       exitCodes.failure,
     );
   }
-  if (response.ok) return { status: response.status, data: body.data as T, body };
+  if (response.ok) {
+    return { status: response.status, data: body.data as T, body, warnings: warningsOf(body) };
+  }
   const error = (body.error ?? {}) as {
     message?: string;
     hint?: string;

@@ -1,3 +1,4 @@
+import type { ApiWarning } from "./api-client.ts";
 import { CliError, exitCodes } from "./exit-codes.ts";
 
 export interface GlobalOptions {
@@ -9,6 +10,20 @@ export interface GlobalOptions {
 export function emit(options: GlobalOptions, json: unknown, human: () => void): void {
   if (options.json) process.stdout.write(`${JSON.stringify(json, null, 2)}\n`);
   else human();
+}
+
+/**
+ * The service's warnings on an answer (a program key due for rotation), on stderr for humans so stdout stays
+ * the command's own; with `--json` they are the document's `warnings` field instead.
+ */
+export function warn(options: GlobalOptions, warnings: readonly ApiWarning[]): void {
+  if (options.json) return;
+  for (const w of warnings) {
+    const by = w.rotate_by ? ` Rotate by ${w.rotate_by}.` : "";
+    process.stderr.write(`Warning: ${w.message}${by}\n`);
+    if (w.hint) process.stderr.write(`Hint: ${w.hint}\n`);
+    if (w.docs_url) process.stderr.write(`See ${w.docs_url}\n`);
+  }
 }
 
 export function fail(options: GlobalOptions, error: unknown): never {

@@ -1,5 +1,5 @@
 import { callApi } from "../api-client.ts";
-import { emit, type GlobalOptions } from "../output.ts";
+import { emit, type GlobalOptions, warn } from "../output.ts";
 import { resolveApiKey } from "../session.ts";
 
 interface StepStatus {
@@ -20,8 +20,11 @@ const mark = (s: StepStatus) => (s.live ? "live" : s.test ? "test only" : "not y
 
 export async function status(options: GlobalOptions & { apiKey?: string }): Promise<void> {
   const key = await resolveApiKey(options.apiKey);
-  const { data } = await callApi<Status>(options.baseUrl, "GET", "/api/v1/cli/status", { token: key });
-  emit(options, { ok: true, ...data }, () => {
+  const { data, warnings } = await callApi<Status>(options.baseUrl, "GET", "/api/v1/cli/status", {
+    token: key,
+  });
+  warn(options, warnings);
+  emit(options, { ok: true, ...data, ...(warnings.length > 0 ? { warnings } : {}) }, () => {
     process.stdout.write(
       `Program ${data.program.id} ${data.program.name} (${data.program.domain}), ${data.key_mode} key\n`,
     );

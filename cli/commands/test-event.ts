@@ -1,6 +1,6 @@
 import { callApi } from "../api-client.ts";
 import { CliError, exitCodes } from "../exit-codes.ts";
-import { emit, type GlobalOptions } from "../output.ts";
+import { emit, type GlobalOptions, warn } from "../output.ts";
 import { resolveApiKey } from "../session.ts";
 
 interface Step {
@@ -25,13 +25,14 @@ export async function testEvent(kind: string, options: GlobalOptions & { apiKey?
   }
   const key = await resolveApiKey(options.apiKey);
   const body = kind === "chain" ? { type: "chain" } : { event_type: kind };
-  const { data } = await callApi<Answer>(options.baseUrl, "POST", "/api/v1/cli/test-event", {
+  const { data, warnings } = await callApi<Answer>(options.baseUrl, "POST", "/api/v1/cli/test-event", {
     token: key,
     body,
   });
   const steps = data.type === "chain" ? data.steps : [data.step];
   const ok = steps.every((s) => s.ok) && (data.type === "event" || steps.length === 3);
-  emit(options, { ok, ...data }, () => {
+  warn(options, warnings);
+  emit(options, { ok, ...data, ...(warnings.length > 0 ? { warnings } : {}) }, () => {
     process.stdout.write(
       `${data.type === "chain" ? "Synthetic chain" : `Test ${kind}`} on program ${data.program_id}:\n`,
     );

@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
+import { createHash } from "node:crypto";
 import { mkdtemp, readFile, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -187,6 +188,24 @@ describe("the command-line tool against the local stack", () => {
       ok: false,
       error: { status: 429, message: "Too many synthetic chains (max 10/program/hour)." },
     });
+
+    // The key marked for rotation: the service's warning reaches the person (stderr) and the --json document.
+    const keyHash = createHash("sha256").update(config.api_key).digest("hex");
+    await stack!.sql.query(
+      `update program_api_keys set rotation_marked_at = now(), rotate_by = now() + interval '7 days'
+       where key_hash = $1`,
+      [keyHash],
+    );
+    const human = await tool("status");
+    expect(human.code).toBe(0);
+    expect(human.stderr).toMatch(/^Warning: .+ Rotate by \d{4}-\d\d-\d\dT.+\nHint: .+\nSee .+/m);
+    expect(human.stdout).not.toContain("Warning");
+    const withWarnings = json(await tool("--json", "status"));
+    expect(withWarnings.warnings).toEqual([
+      expect.objectContaining({ code: "api_key_rotation_required", rotate_by: expect.any(String) }),
+    ]);
+    const testEvent = await tool("test", "click");
+    expect(testEvent.stderr).toContain("Warning: ");
 
     expect((await tool("logout")).code).toBe(0);
     const after = await tool("--json", "programs");
