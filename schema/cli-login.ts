@@ -6,6 +6,9 @@ import { users } from "./workspaces.ts";
 export const cliLoginStatuses = ["pending", "completed", "consumed"] as const;
 export type CliLoginStatus = (typeof cliLoginStatuses)[number];
 
+/** A second login session completed with the same ID token runs into this index. */
+export const cliLoginSessionIdTokenUniqueIndex = "cli_login_sessions_id_token_unique";
+
 /** The refusals of a person at sign-in (`PersonRefusal` of `lib/identity/identity-errors.ts`). */
 export const cliLoginRefusals = ["email_not_verified", "account_blocked"] as const;
 
@@ -32,10 +35,16 @@ export const cliLoginSessions = pgTable(
      * (migration 0058). A later sign-in that is accepted within the 5 minutes clears it.
      */
     refusal: text("refusal", { enum: cliLoginRefusals }),
+    /**
+     * The SHA-256 of the ID token `auth/callback` completed the session with: unique, so one ID token signs in
+     * one login session, not every session whose state its holder learns (migration 0058).
+     */
+    idTokenHash: text("id_token_hash"),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [
     uniqueIndex("cli_login_sessions_state_hash_unique").on(t.stateHash),
+    uniqueIndex(cliLoginSessionIdTokenUniqueIndex).on(t.idTokenHash),
     check("cli_login_sessions_completed_has_user", sql`${t.status} = 'pending' or ${t.userId} is not null`),
   ],
 );

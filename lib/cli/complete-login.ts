@@ -65,9 +65,10 @@ export async function completeLogin(
     return { outcome: "refused", reason: person.reason };
   }
 
-  if (!(await markLoginCompleted(db, session.id, person.userId, now))) {
-    return { outcome: "refused", reason: "session_not_found" };
-  }
+  const bound = await markLoginCompleted(db, session.id, person.userId, now, await sha256Hex(input.idToken));
+  // An ID token completed another session already: replayed, it is no credential for this one.
+  if (bound === "id_token_used") return { outcome: "refused", reason: "invalid_id_token" };
+  if (bound === "not_open") return { outcome: "refused", reason: "session_not_found" };
   return { outcome: "completed", userCode: session.userCode };
 }
 
@@ -89,7 +90,7 @@ export async function completeLoginForPerson(
   const open = openSession(await readLoginSession(db, await sha256Hex(input.state)), now);
   if (!open.ok) return { outcome: "refused", reason: open.reason };
   const { session } = open;
-  if (!(await markLoginCompleted(db, session.id, input.userId, now))) {
+  if ((await markLoginCompleted(db, session.id, input.userId, now)) !== "completed") {
     return { outcome: "refused", reason: "session_not_found" };
   }
   return { outcome: "completed", userCode: session.userCode };

@@ -1,6 +1,7 @@
 import { and, eq, gt } from "drizzle-orm";
-import { cliLoginSessions } from "../../schema/cli-login.ts";
+import { cliLoginSessionIdTokenUniqueIndex, cliLoginSessions } from "../../schema/cli-login.ts";
 import type { Database } from "../db/client.ts";
+import { isUniqueViolation } from "../db/errors.ts";
 import type { PersonRefusal } from "../identity/identity-errors.ts";
 
 export interface LoginSessionRow {
@@ -51,24 +52,31 @@ export async function markLoginRefused(
 
 /**
  * Binds a pending, unexpired session to the person who signed in, in one guarded update
- * (pending -> completed, any earlier refusal cleared): of two racing completions only one sees `true`.
+ * (pending -> completed, any earlier refusal cleared): of two racing completions only one is `completed`.
+ * `idTokenHash`: the ID token `auth/callback` was given, which completes no other session (`id_token_used`).
  */
 export async function markLoginCompleted(
   db: Database,
   sessionId: number,
   userId: number,
   now: Date,
-): Promise<boolean> {
-  const bound = await db
-    .update(cliLoginSessions)
-    .set({ status: "completed", userId, completedAt: now, refusal: null })
-    .where(
-      and(
-        eq(cliLoginSessions.id, sessionId),
-        eq(cliLoginSessions.status, "pending"),
-        gt(cliLoginSessions.expiresAt, now),
-      ),
-    )
-    .returning({ id: cliLoginSessions.id });
-  return bound.length > 0;
+  idTokenHash: string | null = null,
+): Promise<"completed" | "not_open" | "id_token_used"> {
+  try {
+    const bound = await db
+      .update(cliLoginSessions)
+      .set({ status: "completed", userId, completedAt: now, refusal: null, idTokenHash })
+      .where(
+        and(
+          eq(cliLoginSessions.id, sessionId),
+          eq(cliLoginSessions.status, "pending"),
+          gt(cliLoginSessions.expiresAt, now),
+        ),
+      )
+      .returning({ id: cliLoginSessions.id });
+    return bound.length > 0 ? "completed" : "not_open";
+  } catch (error) {
+    if (isUniqueViolation(error, cliLoginSessionIdTokenUniqueIndex)) return "id_token_used";
+    throw error;
+  }
 }

@@ -107,4 +107,33 @@ describe("command-line login end to end against the local OpenID provider", () =
     const token = await cli("GET", `/api/v1/cli/auth/poll?state=${state}`);
     expect(token.body).toMatchObject({ success: true, data: { status: "complete", email } });
   });
+
+  it("one ID token signs in one login session: replayed on another, it is refused and that session stays pending", async () => {
+    const email = `${unique("replay")}@brand.example`;
+    const idToken = await obtainIdToken(
+      { issuer: oidc.issuer, clientId: oidc.cliClientId, redirectUri: "http://127.0.0.1:53682/callback" },
+      { email, verified: true },
+    );
+    const states: string[] = [];
+    for (let i = 0; i < 2; i++) {
+      const started = await cli("POST", "/api/v1/cli/auth/start");
+      states.push((started.body.data as { state: string }).state);
+    }
+    const first = await cli("POST", "/api/v1/cli/auth/callback", {
+      body: { state: states[0], id_token: idToken },
+    });
+    expect(first.status).toBe(200);
+    const replayed = await cli("POST", "/api/v1/cli/auth/callback", {
+      body: { state: states[1], id_token: idToken },
+    });
+    expect(replayed.status).toBe(401);
+    expect(replayed.body).toMatchObject({
+      data: null,
+      error: { status: 401, name: "UnauthorizedError", message: "Invalid or expired id_token" },
+    });
+    expect((await cli("GET", `/api/v1/cli/auth/poll?state=${states[1]}`)).body).toEqual({
+      success: true,
+      data: { status: "pending" },
+    });
+  });
 });

@@ -392,9 +392,9 @@ const rows: Row[] = [
         commission_type: "percent",
         commission_rate: 10,
       })(),
-    // The dashboard's form takes no workspace: the program is created in the caller's own.
-    status: 201,
-    own: (body) => expect(body.data.program.workspace_id).toBe(b.person.advertiserId),
+    // A workspace B does not own or administer is refused, as the command line's init refuses it.
+    status: 403,
+    error: { message: "advertiser_id does not match the authenticated account" },
   },
   {
     route: "GET /api/v1/auth/session",
