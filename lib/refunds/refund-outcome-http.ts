@@ -23,16 +23,6 @@ export function refundResponseBody(outcome: RefundOutcome, log: Logger): RefundB
       log.warn("refund refused: commission awaiting repair", { error_code: "awaiting_commission" });
       throw platformError(500, "Refund tracking failed");
     case "skipped":
-      // A sale without a commission has no commission to name (the spec's skipped body carries its integer id):
-      // a refund it skips answers as its first refund did, `no_commission`, the message saying why nothing
-      // was applied this time.
-      if (outcome.commissionId === null) {
-        return {
-          success: true,
-          status: "no_commission",
-          message: `Nothing applied: ${outcome.reason}; this sale has no commission.`,
-        };
-      }
       return {
         success: true,
         status: "skipped",

@@ -75,7 +75,7 @@ export const RefundResponseSchema = z
       success: z.literal(true),
       status: z.literal("skipped"),
       reason: z.string(),
-      commission_id: z.number().int(),
+      commission_id: z.number().int().nullable(),
     }),
     z.object({ success: z.literal(true), test: z.literal(true) }),
   ])

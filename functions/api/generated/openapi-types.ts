@@ -1289,7 +1289,7 @@ export interface components {
             /** @enum {string} */
             status: "skipped";
             reason: string;
-            commission_id: number;
+            commission_id: number | null;
         } | {
             /** @enum {boolean} */
             success: true;
