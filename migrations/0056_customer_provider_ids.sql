@@ -6,7 +6,9 @@
 -- the program that used it (the primary key; a second customer's write of it does nothing), read by the
 -- provider's attribution step 3.
 -- The two customer writes of the sale keep their parameters and results, so workers deployed before this
--- migration run on them as they are, and their provider payments bind their ids too.
+-- migration run on them as they are, and their provider payments bind their ids too. A subscription checkout's
+-- binding by such a worker writes only customers.provider_customer_id, so the read falls back to that column
+-- when no binding holds the id (lib/stripe/provider-sale-store.ts).
 CREATE TABLE "customer_provider_ids" (
 	"program_id" integer NOT NULL,
 	"provider_customer_id" text NOT NULL,

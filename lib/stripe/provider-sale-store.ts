@@ -106,11 +106,19 @@ function provisionalLeadClick(programId: number, condition: SQL): SQL {
     order by ${l.createdAt}, ${l.id} limit 1)`);
 }
 
-/** The customer of the program that a provider customer id is bound to (`customer_provider_ids`). */
+/**
+ * The customer of the program that a provider customer id is bound to (`customer_provider_ids`), else the
+ * earliest customer whose own `provider_customer_id` holds it: a worker deployed before migration 0056 binds a
+ * subscription checkout's id in that column only, and so did every write committed while its backfill ran.
+ */
 function customerOfProviderId(programId: number, providerCustomerId: string | null): SQL {
   const i = customerProviderIds;
-  return sql`select ${i.customerId} from ${i}
-    where ${i.programId} = ${program(programId)} and ${i.providerCustomerId} = ${providerCustomerId}::text`;
+  return sql`coalesce(
+    (select ${i.customerId} from ${i}
+     where ${i.programId} = ${program(programId)} and ${i.providerCustomerId} = ${providerCustomerId}::text),
+    (select ${h.id} from ${customers} ${h}
+     where ${h.programId} = ${program(programId)} and ${h.providerCustomerId} = ${providerCustomerId}::text
+     order by ${h.id} limit 1))`;
 }
 
 function customerWhere(programId: number, condition: SQL): SQL {
@@ -176,7 +184,7 @@ export async function readProviderSaleFacts(db: Database, q: ProviderSaleQuery):
       ${clickCandidate(sql`${q.clickId}::text`)} as click,
       ${customerWhere(id, sql`${c.emailHash} = ${q.emailHash}::text`)} as customer_by_email,
       ${provisionalLeadClick(id, sql`${l.emailHash} = ${q.emailHash}::text`)} as email_lead_click,
-      ${customerWhere(id, sql`${c.id} = (${customerOfProviderId(id, q.providerCustomerId)})`)} as customer_by_provider_id,
+      ${customerWhere(id, sql`${c.id} = ${customerOfProviderId(id, q.providerCustomerId)}`)} as customer_by_provider_id,
       ${clickCandidate(sql`${q.clientReferenceId}::text`)} as reference_click,
       ${customerWhere(id, sql`${c.customerKey} = ${q.customerKey}::text`)} as customer_by_key,
       ${provisionalLeadClick(id, sql`${l.customerKey} = ${q.customerKey}::text`)} as key_lead_click,

@@ -407,6 +407,31 @@ describe("invoice.paid and invoice.payment_succeeded", () => {
     expect(await customersOf(p.programId)).toHaveLength(1);
   });
 
+  it("still finds a customer by the id in its own column where no binding holds it (a write of a worker deployed before 0056)", async () => {
+    const p = await connectedProgram();
+    const clickId = await click(p);
+    await deliver(
+      event(
+        "checkout.session.completed",
+        checkoutSession({
+          customer: "cus_column_only",
+          email: null,
+          metadata: { service_click_id: clickId },
+        }),
+        { account: p.accountId },
+      ),
+    );
+    await db.execute(sql`delete from customer_provider_ids where program_id = ${p.programId}`);
+    const again = await deliver(
+      event("checkout.session.completed", checkoutSession({ customer: "cus_column_only", email: null }), {
+        account: p.accountId,
+      }),
+    );
+    expect(again.body).toMatchObject({ outcome: "recorded", attributed_by: "provider_customer_id" });
+    const [sale] = (await salesOf(p.programId)).slice(-1);
+    expect(sale).toMatchObject({ partnerId: (await customersOf(p.programId))[0]!.partnerId });
+  });
+
   it("leaves a provider customer id with the customer that paid under it first", async () => {
     const p = await connectedProgram();
     const [firstClick, secondClick] = [await click(p), await click(p, p.links[1])];
