@@ -28,7 +28,8 @@ export function rateLimit(policy: RateLimitPolicy) {
     }
     const limiter = c.get("deps").rateLimiter;
     const ip = clientIp(c);
-    const result = await countRequest(limiter, policy, keyHash, ip, authenticatedKeys);
+    const counted = await countRequest(limiter, policy, keyHash, ip, authenticatedKeys);
+    const result = counted.shown;
     if (!result.allowed) {
       const retryAfter = retryAfterSeconds(result, c.get("deps").clock.now());
       const refused = typedError(
@@ -46,7 +47,7 @@ export function rateLimit(policy: RateLimitPolicy) {
     setHeaders(c.res.headers, result);
     if (keyHash) {
       const authenticated = c.get("authenticatedKeyHash") === keyHash;
-      await settleToken(limiter, policy, keyHash, ip, authenticatedKeys, authenticated);
+      await settleToken(limiter, policy, keyHash, ip, authenticatedKeys, counted, authenticated);
     }
   });
 }

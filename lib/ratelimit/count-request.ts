@@ -17,17 +17,25 @@ const unknownTokenPolicy = (policy: RateLimitPolicy): RateLimitPolicy => ({
 /** The bucket of one address's tokens that did not authenticate. */
 const unknownTokensOf = (ip: string) => `unknown-token:${ip}`;
 
+export interface CountedRequest {
+  /** The bucket the response's headers show; when refused, the refusal's. */
+  shown: RateLimitResult;
+  /** The count a token the isolate did not know took in its address's bucket, taken back if it authenticates. */
+  unknownToken: RateLimitResult | null;
+}
+
 /**
- * Counts one request before it runs and answers the bucket its headers show (and, when refused, the
- * refusal's). Spec section 8: keyed routes count per Bearer token, falling back to IP when none is sent.
+ * Counts one request before it runs. Spec section 8: keyed routes count per Bearer token, falling back to IP
+ * when none is sent.
  *
  * - No token: the caller's IP bucket.
  * - A token: its own bucket, which its headers show (the spec's "limit of the bucket" is the token's). One
  *   wrong token sent from many addresses is limited as one token; a real key gets exactly its limit.
- * - A token this isolate has not seen authenticate is refused, before it is looked up, when its address has
- *   sent ten times the policy's limit of tokens that did not authenticate this window (`settleToken` counts
- *   them, after the request): random tokens cannot each buy a fresh allowance without end, and real keys,
- *   however many one address sends for, never use that bucket up.
+ * - A token this isolate has not seen authenticate also counts, first, in its address's bucket of unknown
+ *   tokens, ten times the policy's limit and apart from the keyless IP bucket: past it, the request is refused
+ *   with that bucket's figures, before the token is looked up, so random tokens cannot each buy a fresh
+ *   allowance without end, however many are sent at once. A token that authenticates takes its count back
+ *   (`settleToken`), so real keys, however many one address sends for, never use that bucket up.
  *
  * Keys never reach Redis in clear: the bucket is the token's hash.
  */
@@ -37,18 +45,19 @@ export async function countRequest(
   tokenHash: string | null,
   ip: string,
   knownTokens: KnownKeys,
-): Promise<RateLimitResult> {
-  if (!tokenHash) return limiter.check(policy, `ip:${ip}`);
+): Promise<CountedRequest> {
+  if (!tokenHash) return { shown: await limiter.check(policy, `ip:${ip}`), unknownToken: null };
+  let unknownToken: RateLimitResult | null = null;
   if (!knownTokens.has(tokenHash)) {
-    const byAddress = await limiter.peek(unknownTokenPolicy(policy), unknownTokensOf(ip));
-    if (!byAddress.allowed) return byAddress;
+    unknownToken = await limiter.check(unknownTokenPolicy(policy), unknownTokensOf(ip));
+    if (!unknownToken.allowed) return { shown: unknownToken, unknownToken: null };
   }
-  return limiter.check(policy, `key:${tokenHash.slice(0, 32)}`);
+  return { shown: await limiter.check(policy, `key:${tokenHash.slice(0, 32)}`), unknownToken };
 }
 
 /**
  * After a request with a token ran (not a refused one): a token that authenticated is remembered as real in
- * this isolate; one that did not, and is not known, counts in its address's bucket of unknown tokens.
+ * this isolate, and the count it took in its address's bucket of unknown tokens is taken back.
  */
 export async function settleToken(
   limiter: RateLimiter,
@@ -56,8 +65,12 @@ export async function settleToken(
   tokenHash: string,
   ip: string,
   knownTokens: KnownKeys,
+  counted: CountedRequest,
   authenticated: boolean,
 ): Promise<void> {
-  if (authenticated) knownTokens.remember(tokenHash);
-  else if (!knownTokens.has(tokenHash)) await limiter.check(unknownTokenPolicy(policy), unknownTokensOf(ip));
+  if (!authenticated) return;
+  knownTokens.remember(tokenHash);
+  if (counted.unknownToken) {
+    await limiter.release(unknownTokenPolicy(policy), unknownTokensOf(ip), counted.unknownToken);
+  }
 }

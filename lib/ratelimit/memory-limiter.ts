@@ -65,6 +65,12 @@ export class MemoryRateLimiter implements RateLimiter {
     };
   }
 
+  async release(policy: RateLimitPolicy, key: string, counted: RateLimitResult): Promise<void> {
+    const current = this.windows.get(`${policy.name}:${key}`);
+    const windowStart = counted.resetAt * 1000 - policy.windowSeconds * 1000;
+    if (current && current.windowStart === windowStart && current.count > 0) current.count -= 1;
+  }
+
   private makeRoom(nowMs: number): void {
     // A full scan at most once a second: a flood of new callers must not cost a scan per request.
     if (nowMs - this.lastSweepMs >= 1000) {

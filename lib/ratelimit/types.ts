@@ -19,6 +19,8 @@ export interface RateLimitResult {
   remaining: number;
   /** Unix seconds when the current window ends. */
   resetAt: number;
+  /** Let through without being counted (the shared limiter failed or timed out): nothing to `release`. */
+  uncounted?: true;
 }
 
 /** The rate-limit port: Upstash in production, an in-memory fixed window per instance otherwise. */
@@ -26,4 +28,9 @@ export interface RateLimiter {
   check(policy: RateLimitPolicy, key: string): Promise<RateLimitResult>;
   /** The bucket as it stands, without counting a call (`allowed`: whether a call now would be). */
   peek(policy: RateLimitPolicy, key: string): Promise<RateLimitResult>;
+  /**
+   * Takes back one call `check` counted and let through (`counted`, its answer), in the window it was counted
+   * in; nothing once that window has ended.
+   */
+  release(policy: RateLimitPolicy, key: string, counted: RateLimitResult): Promise<void>;
 }

@@ -12,6 +12,12 @@ if used == 1 then
 end
 return used`;
 
+/** Takes one call back from a window's count, only while that window's key exists (it expires with it). */
+const RELEASE_SCRIPT = `if redis.call("EXISTS", KEYS[1]) == 1 then
+  return redis.call("DECR", KEYS[1])
+end
+return -1`;
+
 /**
  * Shared counts across every instance through Upstash's REST API. A caller over the limit is remembered in
  * this isolate until its window ends, and answered without a Redis trip. If Redis does not answer within
@@ -23,6 +29,7 @@ export class UpstashRateLimiter implements RateLimiter {
   /** Key -> end of the window (ms) for callers already refused in it. */
   private readonly blockedUntil = new Map<string, number>();
   private scriptSha1: Promise<string> | undefined;
+  private releaseSha1: Promise<string> | undefined;
 
   constructor(options: { url: string; token: string; timeoutMs?: number }) {
     // One quick retry at most: the limiter must answer within its timeout or step aside.
@@ -83,6 +90,27 @@ export class UpstashRateLimiter implements RateLimiter {
     return letThrough(policy, windowEnd);
   }
 
+  /** One script call; a failure is logged, not thrown: the count is then one too high until its window ends. */
+  async release(policy: RateLimitPolicy, key: string, counted: RateLimitResult): Promise<void> {
+    if (counted.uncounted) return;
+    const windowMs = policy.windowSeconds * 1000;
+    const bucket = (counted.resetAt * 1000) / windowMs - 1;
+    const bucketKey = `ratelimit:${policy.name}:${key}:${bucket}`;
+    try {
+      this.releaseSha1 ??= sha1Hex(RELEASE_SCRIPT);
+      const released = this.redis.script(
+        { text: RELEASE_SCRIPT, sha1: await this.releaseSha1 },
+        [bucketKey],
+        [],
+      );
+      if ((await this.withinTimeout(released)) === "timeout") {
+        rootLogger.warn("rate limiter release timed out", { policy: policy.name });
+      }
+    } catch (error) {
+      rootLogger.warn("rate limiter release failed", { policy: policy.name, ...errorFields(error) });
+    }
+  }
+
   /** The call's answer, or `timeout` when Redis has not answered within `timeoutMs`. */
   private async withinTimeout<T>(call: Promise<T>): Promise<T | "timeout"> {
     let timer: ReturnType<typeof setTimeout> | undefined;
@@ -134,6 +162,7 @@ function letThrough(policy: RateLimitPolicy, windowEndMs: number): RateLimitResu
     limit: policy.limit,
     remaining: policy.limit,
     resetAt: Math.ceil(windowEndMs / 1000),
+    uncounted: true,
   };
 }
 

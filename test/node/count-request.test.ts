@@ -25,13 +25,15 @@ function setUp(realTokens: readonly string[] = []) {
   const limiter = new MemoryRateLimiter(fixedClock("2026-11-30T06:00:10Z"), { maxBuckets: 100_000 });
   const known = new KnownKeys();
   const count = async (token: string | null, ip = "203.0.113.1") => {
-    const result = await countRequest(limiter, policy, token, ip, known);
-    if (token && result.allowed) {
-      await settleToken(limiter, policy, token, ip, known, realTokens.includes(token));
+    const counted = await countRequest(limiter, policy, token, ip, known);
+    if (token && counted.shown.allowed) {
+      await settleToken(limiter, policy, token, ip, known, counted, realTokens.includes(token));
     }
-    return result;
+    return counted.shown;
   };
-  return { known, count };
+  /** Counted, not yet settled: a request still in flight. */
+  const inFlight = (token: string, ip = "203.0.113.1") => countRequest(limiter, policy, token, ip, known);
+  return { known, count, inFlight };
 }
 
 // Hashes as the limiter receives them (hex, 64 characters), distinct in the 32 it keeps.
@@ -77,6 +79,14 @@ describe("countRequest", () => {
     // They used none of the address's allowance for tokens that do not authenticate.
     for (let i = 0; i < perAddress; i++) expect((await count(madeUp(i))).allowed).toBe(true);
     expect((await count(madeUp(perAddress))).allowed).toBe(false);
+  });
+
+  it("refuses made-up tokens past the address's cap while they are all in flight at once", async () => {
+    const { inFlight } = setUp();
+    const answers = await Promise.all(
+      Array.from({ length: perAddress + 5 }, (_, i) => inFlight(madeUp(i)).then((c) => c.shown.allowed)),
+    );
+    expect(answers.filter((allowed) => allowed)).toHaveLength(perAddress);
   });
 
   it("counts a known key in its own bucket only, even from an address refused for made-up tokens", async () => {

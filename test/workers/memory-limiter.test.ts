@@ -90,3 +90,23 @@ describe("peek", () => {
     expect((await limiter.check(policy, "ip:1")).allowed).toBe(false);
   });
 });
+
+describe("release", () => {
+  it("takes back one counted call in its window, never below zero, and nothing once the window ended", async () => {
+    const clock = movableClock("2026-01-01T00:00:10Z");
+    const limiter = new MemoryRateLimiter(clock);
+    const first = await limiter.check(policy, "ip:1");
+    await limiter.check(policy, "ip:1");
+    await limiter.release(policy, "ip:1", first);
+    expect(await limiter.peek(policy, "ip:1")).toMatchObject({ allowed: true, remaining: 1 });
+    await limiter.release(policy, "ip:1", first);
+    await limiter.release(policy, "ip:1", first);
+    expect(await limiter.peek(policy, "ip:1")).toMatchObject({ remaining: 2 });
+    // A call counted in the last window is not taken back from this one.
+    const late = await limiter.check(policy, "ip:1");
+    clock.advance(60_000);
+    await limiter.check(policy, "ip:1");
+    await limiter.release(policy, "ip:1", late);
+    expect(await limiter.peek(policy, "ip:1")).toMatchObject({ remaining: 1 });
+  });
+});

@@ -1,6 +1,9 @@
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, inject, it } from "vitest";
+import type { RateLimitPolicy } from "../../lib/ratelimit/types.ts";
+import { UpstashRateLimiter } from "../../lib/ratelimit/upstash-limiter.ts";
+import { UpstashRest } from "../../lib/ratelimit/upstash-rest.ts";
 import { createProgram, freshIp } from "./harness.ts";
 import {
   burst,
@@ -37,6 +40,29 @@ describe("rate limit, Upstash limiter against the real Redis", () => {
     await waitOnExecutionContext(ctx);
     return response;
   };
+
+  it("release takes back a counted call in its window only, never one it did not count", async () => {
+    const limiter = new UpstashRateLimiter({ url: upstash.url, token: upstash.token });
+    const redis = new UpstashRest({ url: upstash.url, token: upstash.token });
+    const policy: RateLimitPolicy = {
+      name: `release-${freshIp()}`,
+      limit: 5,
+      windowSeconds: 60,
+      countedPer: "ip",
+    };
+    const counted = await limiter.check(policy, "ip:1");
+    await limiter.check(policy, "ip:1");
+    await limiter.release(policy, "ip:1", counted);
+    expect((await limiter.peek(policy, "ip:1")).remaining).toBe(4);
+    // A let-through the limiter did not count, and a window that has ended, take nothing back.
+    await limiter.release(policy, "ip:1", { ...counted, uncounted: true });
+    expect((await limiter.peek(policy, "ip:1")).remaining).toBe(4);
+    const ended = { ...counted, resetAt: counted.resetAt - 120 };
+    await limiter.release(policy, "ip:1", ended);
+    const endedKey = `ratelimit:${policy.name}:ip:1:${(ended.resetAt * 1000) / 60_000 - 1}`;
+    expect(await redis.command(["EXISTS", endedKey])).toBe(0);
+    expect((await limiter.peek(policy, "ip:1")).remaining).toBe(4);
+  });
 
   it("allows 60 per minute per IP with shared counts, then answers 429", async () => {
     const responses = await burst(throughUpstash, {}, 61);
