@@ -30,9 +30,9 @@ export const cliLoginSessions = pgTable(
     completedAt: timestamp("completed_at", { withTimezone: true }),
     consumedAt: timestamp("consumed_at", { withTimezone: true }),
     /**
-     * Why the last sign-in for this session was refused (a suspended account, an unverified provider email),
-     * while it is still pending: its poll answers the same 403, so the tool stops waiting and says why
-     * (migration 0058). A later sign-in that is accepted within the 5 minutes clears it.
+     * Why a sign-in for this session was refused (a suspended account, an unverified provider email), which
+     * ends it: its poll answers the same 403, so the tool stops waiting and says why, and no later sign-in
+     * completes it (migration 0058).
      */
     refusal: text("refusal", { enum: cliLoginRefusals }),
     /**

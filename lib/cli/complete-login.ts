@@ -98,25 +98,28 @@ export async function completeLoginForPerson(
 
 /**
  * The browser path's refusal: the person who signed in through the tool's link is refused (suspended, or an
- * unverified provider email). Recorded on the login session the link carried, so the tool's poll answers the
- * same 403 and stops waiting. Nothing is recorded on a session that is no longer open.
+ * unverified provider email). Recorded on the login session the link carried, which it ends, so the tool's
+ * poll answers the same 403 and stops waiting. Whether the session was open and is now ended refused.
  */
 export async function refuseLoginForPerson(
   db: Database,
   clock: Clock,
   input: { state: string; reason: PersonRefusal },
-): Promise<void> {
+): Promise<boolean> {
   const now = clock.now();
   const open = openSession(await readLoginSession(db, await sha256Hex(input.state)), now);
-  if (open.ok) await markLoginRefused(db, open.session.id, input.reason, now);
+  return open.ok && (await markLoginRefused(db, open.session.id, input.reason, now));
 }
 
-/** A session can be completed while it is pending and younger than its 5 minutes. */
+/**
+ * A session can be completed while it is pending, not refused and younger than its 5 minutes. A refused one
+ * is over: the tool's poll told it so and it stopped polling, so no later sign-in may complete it.
+ */
 function openSession(
   session: LoginSessionRow | undefined,
   now: Date,
 ): { ok: true; session: LoginSessionRow } | { ok: false; reason: "session_not_found" | "session_expired" } {
-  if (session?.status !== "pending") return { ok: false, reason: "session_not_found" };
+  if (session?.status !== "pending" || session.refused) return { ok: false, reason: "session_not_found" };
   if (session.expiresAt.getTime() <= now.getTime()) return { ok: false, reason: "session_expired" };
   return { ok: true, session };
 }

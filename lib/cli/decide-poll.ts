@@ -6,7 +6,7 @@ export interface PolledSession {
   status: CliLoginStatus;
   userId: number | null;
   expiresAt: Date;
-  /** Why the last sign-in for it was refused, while pending. */
+  /** Why a sign-in for it was refused (the session is then over). */
   refusal: PersonRefusal | null;
 }
 
@@ -19,9 +19,9 @@ export type PollDecision =
  * The poll rules (spec section 4): the token is handed out on the first poll after sign-in and never again;
  * an unknown state is refused; a session older than 5 minutes that was not signed in answers `expired`. A
  * completed session whose 5 minutes ran out before its first poll is expired too: the token is not issued
- * late, so a state seen over someone's shoulder is worth nothing after 5 minutes. A pending session whose
- * sign-in was refused (a suspended account, an unverified provider email) answers that refusal, so the tool
- * stops waiting and says why instead of waiting out the 5 minutes.
+ * late, so a state seen over someone's shoulder is worth nothing after 5 minutes. A session whose sign-in
+ * was refused (a suspended account, an unverified provider email) answers that refusal until it expires, so
+ * the tool stops waiting and says why instead of waiting out the 5 minutes.
  */
 export function decidePoll(session: PolledSession | null, now: Date): PollDecision {
   if (!session) return { outcome: "refused", reason: "session_not_found" };

@@ -11,13 +11,17 @@ import type { CompleteLoginForPersonResult } from "./complete-login.ts";
  * (`ABCD-EFGH`, letters from a fixed alphabet) and fixed messages, so nothing needs escaping.
  */
 export function loginResultPage(
-  result: CompleteLoginForPersonResult | { outcome: "refused"; reason: PersonRefusal },
+  result:
+    | CompleteLoginForPersonResult
+    /** `loginEnded`: the login session was open and now ends refused (its poll says why). */
+    | { outcome: "refused"; reason: PersonRefusal; loginEnded: boolean },
 ): string {
+  const again = "Run <code>affiliate-tracking-service login</code> again to get a new link.";
   const message =
     result.outcome === "completed"
       ? `<h1>You are signed in</h1><p>Return to your terminal: the command-line tool showing the code <strong>${result.userCode}</strong> is now signed in. You can close this tab.</p>`
       : result.reason === "account_blocked" || result.reason === "email_not_verified"
-        ? `<h1>Sign-in refused</h1><p>${result.reason === "account_blocked" ? ACCOUNT_BLOCKED_MESSAGE : EMAIL_NOT_VERIFIED_MESSAGE}</p><p>The command-line tool stops waiting and says the same.</p>`
-        : "<h1>This login link expired or was already used</h1><p>Run <code>affiliate-tracking-service login</code> again to get a new link.</p>";
+        ? `<h1>Sign-in refused</h1><p>${result.reason === "account_blocked" ? ACCOUNT_BLOCKED_MESSAGE : EMAIL_NOT_VERIFIED_MESSAGE}</p><p>${result.loginEnded ? "The command-line tool stops waiting and says the same. " : ""}${again}</p>`
+        : `<h1>This login link expired or was already used</h1><p>${again}</p>`;
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>Command-line sign-in</title><style>body{font-family:system-ui,sans-serif;max-width:32rem;margin:4rem auto;padding:0 1rem;line-height:1.5}</style></head><body>${message}</body></html>`;
 }

@@ -1,4 +1,4 @@
-import { and, eq, gt } from "drizzle-orm";
+import { and, eq, gt, isNull } from "drizzle-orm";
 import { cliLoginSessionIdTokenUniqueIndex, cliLoginSessions } from "../../schema/cli-login.ts";
 import type { Database } from "../db/client.ts";
 import { isUniqueViolation } from "../db/errors.ts";
@@ -9,6 +9,8 @@ export interface LoginSessionRow {
   status: string;
   expiresAt: Date;
   userCode: string;
+  /** A sign-in for it was refused: the session is over. */
+  refused: boolean;
 }
 
 /** The login session a state belongs to (looked up by the state's hash; the state itself is never stored). */
@@ -22,37 +24,43 @@ export async function readLoginSession(
       status: cliLoginSessions.status,
       expiresAt: cliLoginSessions.expiresAt,
       userCode: cliLoginSessions.userCode,
+      refusal: cliLoginSessions.refusal,
     })
     .from(cliLoginSessions)
     .where(eq(cliLoginSessions.stateHash, stateHash));
-  return session;
+  if (!session) return undefined;
+  const { refusal, ...row } = session;
+  return { ...row, refused: refusal !== null };
 }
 
 /**
- * Records why a sign-in for a pending, unexpired session was refused, so that its poll can say so
- * (`decide-poll.ts`). The session stays pending: a later sign-in that is accepted still completes it.
+ * Ends a pending, unexpired session refused, recording why a sign-in for it was refused, so that its poll can
+ * say so (`decide-poll.ts`); no sign-in completes it afterwards. Whether it was open (and is now refused).
  */
 export async function markLoginRefused(
   db: Database,
   sessionId: number,
   refusal: PersonRefusal,
   now: Date,
-): Promise<void> {
-  await db
+): Promise<boolean> {
+  const refused = await db
     .update(cliLoginSessions)
     .set({ refusal })
     .where(
       and(
         eq(cliLoginSessions.id, sessionId),
         eq(cliLoginSessions.status, "pending"),
+        isNull(cliLoginSessions.refusal),
         gt(cliLoginSessions.expiresAt, now),
       ),
-    );
+    )
+    .returning({ id: cliLoginSessions.id });
+  return refused.length > 0;
 }
 
 /**
- * Binds a pending, unexpired session to the person who signed in, in one guarded update
- * (pending -> completed, any earlier refusal cleared): of two racing completions only one is `completed`.
+ * Binds a pending, unrefused, unexpired session to the person who signed in, in one guarded update
+ * (pending -> completed): of two racing completions, or a completion and a refusal, only one wins.
  * `idTokenHash`: the ID token `auth/callback` was given, which completes no other session (`id_token_used`).
  */
 export async function markLoginCompleted(
@@ -65,11 +73,12 @@ export async function markLoginCompleted(
   try {
     const bound = await db
       .update(cliLoginSessions)
-      .set({ status: "completed", userId, completedAt: now, refusal: null, idTokenHash })
+      .set({ status: "completed", userId, completedAt: now, idTokenHash })
       .where(
         and(
           eq(cliLoginSessions.id, sessionId),
           eq(cliLoginSessions.status, "pending"),
+          isNull(cliLoginSessions.refusal),
           gt(cliLoginSessions.expiresAt, now),
         ),
       )

@@ -82,9 +82,9 @@ describe("command-line login end to end against the local OpenID provider", () =
     });
   });
 
-  it("a refused sign-in ends the poll with its 403; a sign-in accepted later in the 5 minutes still completes it", async () => {
+  it("a refused sign-in ends the login: its poll answers the 403, and a later sign-in cannot complete it", async () => {
     const started = await cli("POST", "/api/v1/cli/auth/start");
-    const { state, user_code } = started.body.data as { state: string; user_code: string };
+    const { state } = started.body.data as { state: string };
     const idToken = (email: string, verified: boolean) =>
       obtainIdToken(
         { issuer: oidc.issuer, clientId: oidc.cliClientId, redirectUri: "http://127.0.0.1:53682/callback" },
@@ -99,13 +99,13 @@ describe("command-line login end to end against the local OpenID provider", () =
     expect(polled.status).toBe(403);
     expect(polled.body).toEqual(refused.body);
 
-    // The person verified the email and signed in again with the same link.
-    const accepted = await cli("POST", "/api/v1/cli/auth/callback", {
+    // The tool stopped polling: a sign-in with the same link, even an acceptable one, reaches nobody.
+    const later = await cli("POST", "/api/v1/cli/auth/callback", {
       body: { state, id_token: await idToken(email, true) },
     });
-    expect(accepted.body).toEqual({ success: true, data: { status: "completed", user_code } });
-    const token = await cli("GET", `/api/v1/cli/auth/poll?state=${state}`);
-    expect(token.body).toMatchObject({ success: true, data: { status: "complete", email } });
+    expect(later.status).toBe(404);
+    expect(later.body).toMatchObject({ error: { message: "Session not found or already used" } });
+    expect((await cli("GET", `/api/v1/cli/auth/poll?state=${state}`)).body).toEqual(refused.body);
   });
 
   it("one ID token signs in one login session: replayed on another, it is refused and that session stays pending", async () => {

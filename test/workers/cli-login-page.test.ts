@@ -102,6 +102,28 @@ describe("the command-line login link (/cli/login) through the dashboard sign-in
     });
   });
 
+  it("a refused sign-in ends the login: the link then signs in nobody, and a refusal on a used link ends nothing", async () => {
+    const { state, verification_url } = await startCliLogin();
+    await signInThroughLink(verification_url, `${unique("unverified")}@brand.example`, false);
+    const later = await signInThroughLink(verification_url, `${unique("later")}@brand.example`);
+    expect(await later.text()).toContain("expired or was already used");
+    expect((await cli("GET", `/api/v1/cli/auth/poll?state=${state}`)).status).toBe(403);
+
+    const used = await startCliLogin();
+    await signInThroughLink(used.verification_url, `${unique("first")}@brand.example`);
+    const refused = await signInThroughLink(
+      used.verification_url,
+      `${unique("unverified")}@brand.example`,
+      false,
+    );
+    expect(refused.status).toBe(403);
+    const page = await refused.text();
+    expect(page).toContain("Sign-in refused");
+    expect(page).not.toContain("stops waiting");
+    const polled = await cli("GET", `/api/v1/cli/auth/poll?state=${used.state}`);
+    expect(polled.body).toMatchObject({ success: true, data: { status: "complete" } });
+  });
+
   it("a link used once does not sign in a second browser", async () => {
     const { state, verification_url } = await startCliLogin();
     await signInThroughLink(verification_url, `${unique("first")}@brand.example`);

@@ -5032,7 +5032,7 @@ export interface operations {
                     "application/json": components["schemas"]["PlatformError"];
                 };
             };
-            /** @description Unverified provider email, or suspended account */
+            /** @description Unverified provider email, or suspended account: the platform envelope, or, when the sign-in was started from a command-line login link, an HTML page saying why (that login ends refused). */
             403: {
                 headers: {
                     [name: string]: unknown;

@@ -73,7 +73,12 @@ export const callbackRoute = createRoute({
     400: platformErrorResponse(
       "State missing, expired, used or from another browser; or the provider refused",
     ),
-    403: platformErrorResponse("Unverified provider email, or suspended account"),
+    403: {
+      ...platformErrorResponse("Unverified provider email, or suspended account"),
+      description:
+        "Unverified provider email, or suspended account: the platform envelope, or, when the sign-in was " +
+        "started from a command-line login link, an HTML page saying why (that login ends refused).",
+    },
     429: rateLimitedResponse,
     500: platformErrorResponse("Sign-in failed"),
   },
@@ -122,8 +127,11 @@ export function registerSignIn(app: OpenAPIHono<AppEnv>): void {
       const refusedCliLogin = cookieValue(c.req.header("Cookie"), CLI_LOGIN_COOKIE);
       if (refusedCliLogin) {
         c.header("Set-Cookie", cliLoginCookie("", 0), { append: true });
-        await refuseLoginForPerson(db, clock, { state: refusedCliLogin, reason: result.reason });
-        return c.html(loginResultPage({ outcome: "refused", reason: result.reason }), 403);
+        const ended = await refuseLoginForPerson(db, clock, {
+          state: refusedCliLogin,
+          reason: result.reason,
+        });
+        return c.html(loginResultPage({ outcome: "refused", reason: result.reason, loginEnded: ended }), 403);
       }
       throw personRefusalError(result.reason);
     }
