@@ -21,8 +21,9 @@ export type ChainSlot = { granted: true } | { granted: false; retryAfterSeconds:
 /**
  * The program's verification fixtures: a partner, its membership and a referral link only test events
  * use, created on first use and refreshed (re-activated) after, so a test click always has a working
- * link. The link is `test_only`: a live click on it is refused as an unknown link, so the fixture partner earns
- * nothing real. A link code taken by another program is never touched (the refresh is guarded by program).
+ * link. The link is `test_only`: a live click on it is refused as an unknown link, so no live visitor is
+ * attributed to the fixture partner through it. A link code taken by another program is never touched (the
+ * refresh is guarded by program).
  */
 function ensureFixtures(db: Database, programId: number) {
   const email = `synthetic-verification+p${programId}@fixtures.invalid`;
