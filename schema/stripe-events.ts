@@ -86,6 +86,11 @@ export const stripePendingReversals = pgTable(
     chargeAmountCents: bigint("charge_amount_cents", { mode: "number" }).notNull(),
     refundedTotalCents: bigint("refunded_total_cents", { mode: "number" }).notNull(),
     reason: text("reason"),
+    /**
+     * The payment ids' namespace (`live`, or the program's test namespace for a `livemode: false` event): a kept
+     * reversal applies only to a sale of its own mode (migration 0059).
+     */
+    namespace: text("namespace").notNull().default("live"),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
     appliedAt: timestamp("applied_at", { withTimezone: true }),
   },

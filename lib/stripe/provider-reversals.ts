@@ -18,7 +18,7 @@ import {
   refundProgram,
   refundSale as saleRow,
 } from "../refunds/refund-store.ts";
-import { type PaymentNamespace, paymentNamespace } from "../sales/payment-namespace.ts";
+import { liveNamespace, type PaymentNamespace, paymentNamespace } from "../sales/payment-namespace.ts";
 import type { ProviderReversal } from "./provider-events.ts";
 
 interface ReversalRead {
@@ -157,7 +157,10 @@ export class AwaitingCommissionError extends Error {
   }
 }
 
-/** Keeps a reversal whose sale is not recorded yet; the payment event that records the sale applies it. */
+/**
+ * Keeps a reversal whose sale is not recorded yet, in its mode's namespace; the payment event that records the
+ * sale (of the same mode) applies it.
+ */
 export async function deferReversal(
   db: Database,
   programId: number,
@@ -176,9 +179,11 @@ export async function deferReversal(
         t.chargeAmountCents,
         t.refundedTotalCents,
         t.reason,
+        t.namespace,
       )})
     values (${programId}::int, ${reversal.paymentIds[0] ?? ""}, ${eventId}, ${reversal.kind}, ${reversal.reversalId},
-            ${reversal.chargeAmountCents}::bigint, ${reversal.refundedTotalCents}::bigint, ${reversal.reason}::text)
+            ${reversal.chargeAmountCents}::bigint, ${reversal.refundedTotalCents}::bigint, ${reversal.reason}::text,
+            ${paymentNamespace(!reversal.livemode, programId)}::text)
     on conflict (${columnName(t.eventId)}) do nothing`);
 }
 
@@ -191,8 +196,8 @@ export async function markReversalsApplied(db: Database, eventIds: string[], now
 }
 
 /**
- * The reversals kept for a recorded sale, oldest first (one round trip): those naming its key or one of
- * its aliases. Aliases recorded unlinked for `paymentIds` (the sale's ids) are linked to it first: an
+ * The reversals kept for a recorded sale, oldest first (one round trip): those of its mode naming its key or
+ * one of its aliases. Aliases recorded unlinked for `paymentIds` (the sale's ids) are linked to it first: an
  * `invoice_payment.paid` kept while the sale was being written is seen here (write first, then look).
  */
 export async function pendingReversalsForSale(
@@ -204,6 +209,7 @@ export async function pendingReversalsForSale(
   const a = paymentAliases;
   const sale = saleEvents;
   const t = stripePendingReversals;
+  // Of the sale's own namespace only: a test-mode refund never reaches a live sale of the same payment id.
   const result = await db.execute(sql`
     with linked as (
       update ${a} set ${columnName(a.saleId)} = ${saleId}::bigint
@@ -212,9 +218,10 @@ export async function pendingReversalsForSale(
       returning ${a.alias} as alias)
     select ${t.eventId} as event_id, ${t.kind} as kind, ${t.paymentId} as payment_id, ${t.reversalId} as reversal_id,
            ${t.chargeAmountCents} as charge_amount_cents, ${t.refundedTotalCents} as refunded_total_cents,
-           ${t.reason} as reason
+           ${t.reason} as reason, ${t.namespace} as namespace
     from ${t}
     where ${t.programId} = ${programId}::int and ${t.appliedAt} is null
+      and ${t.namespace} = (select ${sale.idNamespace} from ${sale} where ${sale.id} = ${saleId}::bigint)
       and ${t.paymentId} in (select ${sale.processorEventId} from ${sale} where ${sale.id} = ${saleId}::bigint
                              union all select ${a.alias} from ${a} where ${a.saleId} = ${saleId}::bigint
                              union all select alias from linked)
@@ -227,7 +234,7 @@ export async function pendingReversalsForSale(
       reversalId: fromDriver(t.reversalId, r.reversal_id),
       chargeAmountCents: fromDriver(t.chargeAmountCents, r.charge_amount_cents),
       refundedTotalCents: fromDriver(t.refundedTotalCents, r.refunded_total_cents),
-      livemode: true,
+      livemode: fromDriver(t.namespace, r.namespace) === liveNamespace,
       reason: fromDriverOrNull(t.reason, r.reason),
     },
   }));

@@ -165,6 +165,60 @@ describe("out of order: a reversal before its sale", () => {
     expect(await refundsOfSale(saleId)).toHaveLength(1);
   });
 
+  it("a test-mode refund kept before its sale never reaches the live sale recorded under the same payment id", async () => {
+    const p = await connectedProgram({ commissionRate: "20" });
+    const clickId = await click(p);
+    const session = checkoutSession({ amount: 10_000, metadata: { service_click_id: clickId } });
+    const paymentIntent = String(session.payment_intent);
+    const testRefund = event(
+      "charge.refunded",
+      charge({
+        paymentIntent,
+        amount: 10_000,
+        amountRefunded: 10_000,
+        refundIds: ["re_test"],
+        livemode: false,
+      }),
+      { account: p.accountId, livemode: false },
+    );
+    expect((await deliver(testRefund)).body).toMatchObject({ outcome: "deferred" });
+    expect(await pendingOf(p.programId)).toMatchObject([
+      { reversalId: "re_test", namespace: `test:${p.programId}`, appliedAt: null },
+    ]);
+
+    const recorded = await deliver(event("checkout.session.completed", session, { account: p.accountId }));
+    expect(recorded.body).toMatchObject({ outcome: "recorded" });
+    const saleId = Number(recorded.body.sale_id);
+    expect(await commissionOfSale(saleId)).toMatchObject({ status: "approved", deductedCents: 0 });
+    expect(await balanceOf(p.programId, p.partnerIds[0])).toBe(2_000);
+    expect(await refundsOfSale(saleId)).toHaveLength(0);
+
+    // The same live payment delivered again (a duplicate) applies it no more than its first delivery did.
+    const again = await deliver(event("checkout.session.completed", session, { account: p.accountId }));
+    expect(again.body).toMatchObject({ outcome: "duplicate" });
+    expect(await commissionOfSale(saleId)).toMatchObject({ status: "approved", deductedCents: 0 });
+    expect((await pendingOf(p.programId))[0]?.appliedAt).toBeNull();
+  });
+
+  it("a test-mode refund of a live sale's payment id changes nothing of the live sale", async () => {
+    const p = await connectedProgram({ commissionRate: "20" });
+    const { paymentIntent, saleId } = await paidCheckout(p);
+    const testRefund = event(
+      "charge.refunded",
+      charge({
+        paymentIntent,
+        amount: 10_000,
+        amountRefunded: 10_000,
+        refundIds: ["re_t2"],
+        livemode: false,
+      }),
+      { account: p.accountId, livemode: false },
+    );
+    expect((await deliver(testRefund)).body).toMatchObject({ outcome: "deferred" });
+    expect(await commissionOfSale(saleId)).toMatchObject({ status: "approved", deductedCents: 0 });
+    expect(await balanceOf(p.programId, p.partnerIds[0])).toBe(2_000);
+  });
+
   it("keeps a dispute of a renewal not recorded yet, then reverses it", async () => {
     const p = await connectedProgram({ commissionType: "recurring_percent", commissionRate: "10" });
     const clickId = await click(p);
