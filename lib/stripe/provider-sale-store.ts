@@ -121,6 +121,19 @@ function customerOfProviderId(programId: number, providerCustomerId: string | nu
      order by ${h.id} limit 1))`;
 }
 
+/**
+ * The workspace's other programs. A customer key is the brand's own id of its customer, so it can name a
+ * customer of another program of the same brand; another workspace's customer under the same key is another
+ * brand's, and says nothing about this payment (it blocked the attribution of this program's payments).
+ */
+function otherProgramsOfWorkspace(programId: number): SQL {
+  const mine = alias(programs, "mine");
+  const other = alias(programs, "other");
+  return sql`select ${other.id} from ${programs} ${other}
+    where ${other.advertiserId} = (select ${mine.advertiserId} from ${programs} ${mine} where ${mine.id} = ${program(programId)})
+      and ${other.id} <> ${program(programId)}`;
+}
+
 function customerWhere(programId: number, condition: SQL): SQL {
   return sql`(select row_to_json(cc) from (
     select ${customerColumns} from ${customers} ${c}
@@ -189,9 +202,11 @@ export async function readProviderSaleFacts(db: Database, q: ProviderSaleQuery):
       ${customerWhere(id, sql`${c.customerKey} = ${q.customerKey}::text`)} as customer_by_key,
       ${provisionalLeadClick(id, sql`${l.customerKey} = ${q.customerKey}::text`)} as key_lead_click,
       (exists (select 1 from ${customers}
-               where ${customers.customerKey} = ${q.customerKey}::text and ${customers.programId} <> ${program(id)})
+               where ${customers.customerKey} = ${q.customerKey}::text
+                 and ${customers.programId} in (${otherProgramsOfWorkspace(id)}))
        or exists (select 1 from ${leadEvents}
-                  where ${leadEvents.customerKey} = ${q.customerKey}::text and ${leadEvents.programId} <> ${program(id)}
+                  where ${leadEvents.customerKey} = ${q.customerKey}::text
+                    and ${leadEvents.programId} in (${otherProgramsOfWorkspace(id)})
                     and not ${leadEvents.isTest}))
         as key_elsewhere`);
   const row = result.rows[0];

@@ -640,6 +640,11 @@ describe("attribution order (spec section 6)", () => {
     }
     const otherKey = unique("user");
     await lead(other, { click_id: foreignClick, customer_key: otherKey });
+    // A customer key names a customer of the brand: of another program of the same workspace.
+    await db.execute(
+      sql`update programs set advertiser_id = (select advertiser_id from programs where id = ${p.programId})
+          where id = ${other.programId}`,
+    );
     const keyResponse = await deliver(
       event("checkout.session.completed", checkoutSession({ metadata: { service_customer_key: otherKey } }), {
         account: p.accountId,
@@ -649,6 +654,39 @@ describe("attribution order (spec section 6)", () => {
     expect(String(keyResponse.body.reason)).toContain("service_customer_key belongs to another program");
     expect(await salesOf(p.programId)).toHaveLength(0);
     expect(await salesOf(other.programId)).toHaveLength(0);
+  });
+});
+
+describe("a customer key another workspace uses", () => {
+  it("is another brand's customer: it neither blocks this program's click nor its renewals", async () => {
+    const p = await connectedProgram({ commissionType: "recurring_percent", commissionRate: "10" });
+    const stranger = await connectedProgram();
+    const sharedKey = unique("user");
+    await lead(stranger, { click_id: await click(stranger), customer_key: sharedKey });
+
+    const clickId = await click(p);
+    const subscription = id("sub");
+    const first = await deliver(
+      event(
+        "invoice.paid",
+        invoice({ subscription, metadata: { service_click_id: clickId, service_customer_key: sharedKey } }),
+        { account: p.accountId },
+      ),
+    );
+    expect(first.body).toMatchObject({ outcome: "recorded", attributed_by: "service_click_id" });
+    const renewal = await deliver(
+      event(
+        "invoice.paid",
+        invoice({
+          subscription,
+          billingReason: "subscription_cycle",
+          metadata: { service_click_id: clickId, service_customer_key: sharedKey },
+        }),
+        { account: p.accountId },
+      ),
+    );
+    expect(renewal.body).toMatchObject({ outcome: "recorded" });
+    expect(await commissionsOf(p.programId)).toHaveLength(2);
   });
 });
 
