@@ -116,7 +116,8 @@ const sample = (s: Sample): EventSample => ({ count: s.count, lastAt: date(s.las
 /**
  * Every fact the readiness verdict needs, in ONE statement (the readiness budget is one round trip): the
  * key (when the subject is a key), the program's settings, keys and links, and a bounded sample of each
- * kind of recorded live event. Test events count only for the test-event check. Run as the PL/pgSQL
+ * kind of recorded live event. Test events (test leads and sales sent with the program key: not the provider's
+ * `livemode: false` payments, migration 0059) count only for the test-event check. Run as the PL/pgSQL
  * function `read_readiness_facts` (`keptPlanStatement`, migration 0032): planning this statement on every
  * request cost PostgreSQL more than running it.
  */
@@ -229,7 +230,7 @@ export const readinessFactsStatement = keptPlanStatement({
        order by ${ld.createdAt} desc limit ${n}::int)
       union all
       (select ${sa.createdAt} as created_at from ${sa}
-       where ${sa.programId} = (select id from program) and ${sa.isTest}
+       where ${sa.programId} = (select id from program) and ${sa.isTest} and ${sa.source} = 'api'
        order by ${sa.createdAt} desc limit ${n}::int)
     )
     select

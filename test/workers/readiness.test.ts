@@ -181,6 +181,24 @@ describe("GET /api/v1/programs/me/readiness: a program walked from empty to read
     });
   });
 
+  it("counts for test_event only the test sales sent with the key, not the provider's test-mode payments", async () => {
+    const p = await createProgram();
+    await db.execute(sql`
+      insert into affiliate_sale_events (processor_event_id, program_id, amount_cents, is_test, source)
+      values (${unique("pi_test")}, ${p.programId}, 1000, true, 'stripe')`);
+    let r = await readinessOf(p.apiKey);
+    expect(r.status.test_event).toBe("warn");
+    const sale = await postJson(
+      "/api/v1/track/sale",
+      { transaction_id: unique("t"), amount_cents: 1000, additional_data: { test_mode: true } },
+      bearer(p.apiKey),
+    );
+    expect(sale.status).toBe(200);
+    r = await readinessOf(p.apiKey);
+    expect(r.status.test_event).toBe("pass");
+    expect(r.check("test_event").evidence).toMatchObject({ count: 1 });
+  });
+
   it("uses exactly one database round trip", async () => {
     const p = await createProgram();
     expect(await roundTripsOf(() => readinessOf(p.apiKey))).toBe(1);
