@@ -4,6 +4,11 @@
 -- the live sale later recorded under it, commission and partner balance included. Rows kept so far are live.
 ALTER TABLE "stripe_pending_reversals" ADD COLUMN "namespace" text DEFAULT 'live' NOT NULL;
 --> statement-breakpoint
+-- The refunds a kept refund event listed, with their amounts (oldest first): applied each under its own id when
+-- the sale is recorded, as an event applied at once is (lib/stripe/provider-reversals.ts). Rows kept so far list
+-- none, and are applied as before, under the newest refund's id.
+ALTER TABLE "stripe_pending_reversals" ADD COLUMN "listed_refunds" jsonb DEFAULT '[]'::jsonb NOT NULL;
+--> statement-breakpoint
 -- Readiness's `test_event` check counts the test sales sent with the program key (source `api`), as it says, not
 -- the provider's `livemode: false` payments (read_readiness_facts, its parameters and result columns unchanged).
 CREATE OR REPLACE FUNCTION read_readiness_facts(text, integer, timestamp with time zone, integer)

@@ -91,6 +91,11 @@ export const stripePendingReversals = pgTable(
      * reversal applies only to a sale of its own mode (migration 0059).
      */
     namespace: text("namespace").notNull().default("live"),
+    /** The refunds the event listed with their amounts, oldest first (`ProviderReversal.refunds`; migration 0059). */
+    listedRefunds: jsonb("listed_refunds")
+      .$type<Array<{ id: string; amountCents: number }>>()
+      .notNull()
+      .default(sql`'[]'::jsonb`),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
     appliedAt: timestamp("applied_at", { withTimezone: true }),
   },

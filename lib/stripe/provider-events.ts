@@ -105,6 +105,11 @@ export interface ProviderReversal {
   paymentIds: string[];
   /** The provider's refund id (`re_...`; derived from the charge when the event lists no refund) or dispute id. */
   reversalId: string;
+  /**
+   * The charge's refunds the event lists with their amounts, oldest first (refunds only; failed and cancelled ones
+   * left out): each is applied under its own id, so the refund endpoint sent one of them later finds it applied.
+   */
+  refunds: ReadonlyArray<{ id: string; amountCents: number }>;
   /** The charge's amount (refund) or the disputed amount (chargeback). */
   chargeAmountCents: number;
   /** The charge's cumulative refunded amount (refund) or the disputed amount (chargeback). */
@@ -219,7 +224,18 @@ const chargeSchema = z.looseObject({
   livemode: z.boolean().nullish(),
   payment_intent: idOf,
   refunds: z
-    .looseObject({ data: z.array(z.looseObject({ id: z.string(), created: count })).nullish() })
+    .looseObject({
+      data: z
+        .array(
+          z.looseObject({
+            id: z.string(),
+            created: count,
+            amount: count,
+            status: z.string().nullish(),
+          }),
+        )
+        .nullish(),
+    })
     .nullish(),
 });
 
@@ -437,7 +453,8 @@ function classifyFields(event: EventEnvelope): ClassifiedEvent {
       if (!parsed.success) return { action: "skip", reason: "unreadable charge" };
       const c = parsed.data;
       if (c.amount_refunded <= 0 || c.amount <= 0) return { action: "skip", reason: "nothing refunded" };
-      const latest = [...(c.refunds?.data ?? [])].sort((a, b) => (b.created ?? 0) - (a.created ?? 0))[0];
+      const listed = [...(c.refunds?.data ?? [])].sort((a, b) => (a.created ?? 0) - (b.created ?? 0));
+      const latest = listed.at(-1);
       return {
         action: "reversal",
         reversal: {
@@ -445,6 +462,11 @@ function classifyFields(event: EventEnvelope): ClassifiedEvent {
           paymentIds: [c.payment_intent, c.id].filter((v): v is string => v !== null),
           // Without the refund list (not sent by recent API versions) the cumulative amount names the refund.
           reversalId: latest?.id ?? `${c.id}:refunded:${c.amount_refunded}`,
+          refunds: listed.flatMap((r) =>
+            r.amount && r.amount > 0 && r.status !== "failed" && r.status !== "canceled"
+              ? [{ id: r.id, amountCents: r.amount }]
+              : [],
+          ),
           chargeAmountCents: c.amount,
           refundedTotalCents: c.amount_refunded,
           livemode: c.livemode ?? event.livemode,
@@ -464,6 +486,7 @@ function classifyFields(event: EventEnvelope): ClassifiedEvent {
           kind: "chargeback",
           paymentIds,
           reversalId: d.id,
+          refunds: [],
           chargeAmountCents: d.amount,
           refundedTotalCents: d.amount,
           livemode: d.livemode ?? event.livemode,

@@ -7,9 +7,10 @@ import { stripePendingReversals } from "../../schema/stripe-events.ts";
 import type { Database } from "../db/client.ts";
 import { columnList, columnName, fromDriver, fromDriverOrNull } from "../db/columns.ts";
 import { textList } from "../db/sql-lists.ts";
+import { wellFormedJson } from "../db/well-formed-json.ts";
 import { divideRoundHalfUp } from "../money.ts";
 import type { RefundOutcome, RefundParties } from "../refunds/apply-refund.ts";
-import type { RefundFacts, RefundIntent } from "../refunds/decide-refund.ts";
+import { idempotencyKeyFor, type RefundFacts, type RefundIntent } from "../refunds/decide-refund.ts";
 import { type RefundPlan, refundSale } from "../refunds/refund-sale.ts";
 import {
   everyAppliedRefund,
@@ -69,11 +70,15 @@ export async function readReversalFacts(db: Database, programId: number, target:
 }
 
 /**
- * What the refund endpoint would be asked, given what is already recorded. A refund event carries the
+ * What the refund endpoint would be asked next, given what is already recorded. A refund event carries the
  * charge's CUMULATIVE refunded amount: the sale's share of it (the same amount when the sale is the whole
- * charge) minus what the sale has already had refunded is this event's refund, so a replay, an older
- * event arriving late, or a refund also sent through the refund endpoint adds nothing. A dispute is a
- * chargeback: everything left, keyed by the dispute id.
+ * charge) minus what the sale has already had refunded is what is left to refund, so a replay, an older
+ * event arriving late, or a refund also sent through the refund endpoint adds nothing. Of that, the oldest
+ * refund the event lists that is not applied yet goes first, under its own id and for its own share: an event
+ * that arrives listing several refunds (one or more of their own events missed or late) records each under its
+ * id, so the refund endpoint sent one of them afterwards finds it applied. What the list does not explain goes
+ * under the newest refund's id (or one derived from the charge). A dispute is a chargeback: everything left,
+ * keyed by the dispute id.
  */
 export function reversalIntent(
   reversal: ProviderReversal,
@@ -90,20 +95,26 @@ export function reversalIntent(
       },
     };
   }
-  const target =
+  const share = (chargeCents: number) =>
     reversal.chargeAmountCents === sale.amountCents
-      ? reversal.refundedTotalCents
+      ? chargeCents
       : Number(
           divideRoundHalfUp(
-            BigInt(sale.amountCents) * BigInt(reversal.refundedTotalCents),
+            BigInt(sale.amountCents) * BigInt(chargeCents),
             BigInt(reversal.chargeAmountCents),
           ),
         );
-  const delta = Math.min(target, sale.amountCents) - sale.refundedCents;
+  const delta = Math.min(share(reversal.refundedTotalCents), sale.amountCents) - sale.refundedCents;
   if (delta <= 0) return { skip: "refund already recorded" };
-  return {
-    intent: { amountCents: delta, refundId: reversal.reversalId, reason: "refund", refundReason: null },
-  };
+  const applied = new Set(facts.appliedRefunds.map((a) => a.idempotencyKey));
+  const next = reversal.refunds.find((r) => !applied.has(idempotencyKeyFor(refundIntentOf(r.id, 1))));
+  const newest = reversal.refunds.at(-1);
+  const amountCents = next && next !== newest ? Math.min(Math.max(share(next.amountCents), 1), delta) : delta;
+  return { intent: refundIntentOf(next?.id ?? reversal.reversalId, amountCents) };
+}
+
+function refundIntentOf(refundId: string, amountCents: number): RefundIntent {
+  return { amountCents, refundId, reason: "refund", refundReason: null };
 }
 
 export type ReversalResult =
@@ -111,25 +122,38 @@ export type ReversalResult =
   | { outcome: "skipped"; reason: string }
   | { outcome: Exclude<RefundOutcome["status"], "skipped" | "awaiting_commission"> };
 
-/** The refund endpoint's reversal logic (`applyRefund`) on the sale a provider payment recorded. */
+/**
+ * The refund endpoint's reversal logic (`applyRefund`) on the sale a provider payment recorded: one refund at
+ * a time (`reversalIntent`), each in its own transaction on the state the last one left, until the event's
+ * cumulative amount is recorded. Answers the last refund's outcome.
+ */
 export async function applyProviderReversal(
   db: Database,
   programId: number,
   reversal: ProviderReversal,
   now: Date,
 ): Promise<ReversalResult> {
-  const result = await refundSale(db, now, async (): Promise<RefundPlan<ReversalResult>> => {
-    const read = await readReversalFacts(
-      db,
-      programId,
-      reversalTarget(reversal.paymentIds, paymentNamespace(!reversal.livemode, programId)),
-    );
-    if (!read.sale) return { answer: { outcome: "no_sale", apiSale: read.apiSale } };
-    const planned = reversalIntent(reversal, read.sale.facts);
-    if ("skip" in planned) return { answer: { outcome: "skipped", reason: planned.skip } };
-    return { refund: { ...read.sale, intent: planned.intent } };
-  });
-  return "answer" in result ? result.answer : reversalResultOf(result.outcome);
+  let last: ReversalResult | undefined;
+  // One step per listed refund and one for what the list leaves: a bound, whatever the state.
+  for (let step = 0; step <= reversal.refunds.length; step++) {
+    const result = await refundSale(db, now, async (): Promise<RefundPlan<ReversalResult>> => {
+      const read = await readReversalFacts(
+        db,
+        programId,
+        reversalTarget(reversal.paymentIds, paymentNamespace(!reversal.livemode, programId)),
+      );
+      if (!read.sale) return { answer: { outcome: "no_sale", apiSale: read.apiSale } };
+      const planned = reversalIntent(reversal, read.sale.facts);
+      if ("skip" in planned) return { answer: { outcome: "skipped", reason: planned.skip } };
+      return { refund: { ...read.sale, intent: planned.intent } };
+    });
+    const outcome = "answer" in result ? result.answer : reversalResultOf(result.outcome);
+    // Nothing (more) to apply: the first step's answer stands, or the last applied refund's.
+    if (outcome.outcome === "no_sale" || outcome.outcome === "skipped") return last ?? outcome;
+    last = outcome;
+    if (reversal.kind === "chargeback") break;
+  }
+  return last as ReversalResult;
 }
 
 /** A refund outcome as a provider event reports it. */
@@ -180,10 +204,11 @@ export async function deferReversal(
         t.refundedTotalCents,
         t.reason,
         t.namespace,
+        t.listedRefunds,
       )})
     values (${programId}::int, ${reversal.paymentIds[0] ?? ""}, ${eventId}, ${reversal.kind}, ${reversal.reversalId},
             ${reversal.chargeAmountCents}::bigint, ${reversal.refundedTotalCents}::bigint, ${reversal.reason}::text,
-            ${paymentNamespace(!reversal.livemode, programId)}::text)
+            ${paymentNamespace(!reversal.livemode, programId)}::text, ${wellFormedJson(reversal.refunds)}::jsonb)
     on conflict (${columnName(t.eventId)}) do nothing`);
 }
 
@@ -218,7 +243,7 @@ export async function pendingReversalsForSale(
       returning ${a.alias} as alias)
     select ${t.eventId} as event_id, ${t.kind} as kind, ${t.paymentId} as payment_id, ${t.reversalId} as reversal_id,
            ${t.chargeAmountCents} as charge_amount_cents, ${t.refundedTotalCents} as refunded_total_cents,
-           ${t.reason} as reason, ${t.namespace} as namespace
+           ${t.reason} as reason, ${t.namespace} as namespace, ${t.listedRefunds} as listed_refunds
     from ${t}
     where ${t.programId} = ${programId}::int and ${t.appliedAt} is null
       and ${t.namespace} = (select ${sale.idNamespace} from ${sale} where ${sale.id} = ${saleId}::bigint)
@@ -232,6 +257,7 @@ export async function pendingReversalsForSale(
       kind: r.kind === "chargeback" ? "chargeback" : "refund",
       paymentIds: [fromDriver(t.paymentId, r.payment_id)],
       reversalId: fromDriver(t.reversalId, r.reversal_id),
+      refunds: fromDriver(t.listedRefunds, r.listed_refunds),
       chargeAmountCents: fromDriver(t.chargeAmountCents, r.charge_amount_cents),
       refundedTotalCents: fromDriver(t.refundedTotalCents, r.refunded_total_cents),
       livemode: fromDriver(t.namespace, r.namespace) === liveNamespace,

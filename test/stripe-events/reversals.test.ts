@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { commissions } from "../../schema/index.ts";
 import { balanceOf } from "../workers/sale-harness.ts";
 import {
+  api,
   type ConnectedProgram,
   charge,
   checkoutSession,
@@ -116,6 +117,91 @@ describe("charge.refunded", () => {
     expect(response.body).toMatchObject({ outcome: "not_linked" });
     expect(await commissionOfSale(Number(api.body.sale_id))).toMatchObject({ status: "approved" });
     expect(await pendingOf(p.programId)).toHaveLength(0);
+  });
+});
+
+describe("charge.refunded listing several refunds", () => {
+  const refundCall = (p: ConnectedProgram, body: Record<string, unknown>) =>
+    api("/api/v1/track/refund", body, { Authorization: `Bearer ${p.apiKey}` });
+  const listing = (
+    p: ConnectedProgram,
+    paymentIntent: string,
+    total: number,
+    ids: string[],
+    amounts: number[],
+  ) =>
+    event(
+      "charge.refunded",
+      charge({
+        paymentIntent,
+        amount: 10_000,
+        amountRefunded: total,
+        refundIds: ids,
+        refundAmounts: amounts,
+      }),
+      { account: p.accountId },
+    );
+
+  it("records each listed refund under its own id: the refund endpoint sent an older one later finds it applied", async () => {
+    const p = await connectedProgram({ commissionRate: "20" });
+    const { paymentIntent, saleId } = await paidCheckout(p);
+    // The first refund's own event is late: the second's lists both.
+    const both = await deliver(listing(p, paymentIntent, 6_000, ["re_new", "re_old"], [2_000, 4_000]));
+    expect(both.body).toMatchObject({ outcome: "refunded" });
+    expect(
+      (await refundsOfSale(saleId)).map((r) => [r.idempotencyKey, r.amountCents, r.deductionCents]),
+    ).toEqual([
+      ["id:re_old", 4_000, 800],
+      ["id:re_new", 2_000, 400],
+    ]);
+    const again = await refundCall(p, {
+      transaction_id: paymentIntent,
+      refund_amount_cents: 4_000,
+      refund_id: "re_old",
+    });
+    expect(again.body).toMatchObject({
+      success: true,
+      status: "skipped",
+      reason: "refund_id already applied",
+    });
+    expect((await deliver(listing(p, paymentIntent, 4_000, ["re_old"], [4_000]))).body).toMatchObject({
+      outcome: "skipped",
+    });
+    expect(await commissionOfSale(saleId)).toMatchObject({ status: "refunded", deductedCents: 1_200 });
+    expect(await balanceOf(p.programId, p.partnerIds[0])).toBe(800);
+  });
+
+  it("skips a listed refund the refund endpoint applied first, and applies the rest", async () => {
+    const p = await connectedProgram({ commissionRate: "20" });
+    const { paymentIntent, saleId } = await paidCheckout(p);
+    const first = await refundCall(p, {
+      transaction_id: paymentIntent,
+      refund_amount_cents: 4_000,
+      refund_id: "re_a",
+    });
+    expect(first.body).toMatchObject({ status: "refunded" });
+    const both = await deliver(listing(p, paymentIntent, 10_000, ["re_b", "re_a"], [6_000, 4_000]));
+    expect(both.body).toMatchObject({ outcome: "reversed" });
+    expect((await refundsOfSale(saleId)).map((r) => [r.idempotencyKey, r.amountCents])).toEqual([
+      ["id:re_a", 4_000],
+      ["id:re_b", 6_000],
+    ]);
+    expect(await balanceOf(p.programId, p.partnerIds[0])).toBe(0);
+  });
+
+  it("a kept event listing several refunds applies each under its id once the sale is recorded", async () => {
+    const p = await connectedProgram({ commissionRate: "20" });
+    const clickId = await click(p);
+    const session = checkoutSession({ amount: 10_000, metadata: { service_click_id: clickId } });
+    const paymentIntent = String(session.payment_intent);
+    const early = await deliver(listing(p, paymentIntent, 3_000, ["re_2", "re_1"], [1_000, 2_000]));
+    expect(early.body).toMatchObject({ outcome: "deferred" });
+    const recorded = await deliver(event("checkout.session.completed", session, { account: p.accountId }));
+    const saleId = Number(recorded.body.sale_id);
+    expect((await refundsOfSale(saleId)).map((r) => [r.idempotencyKey, r.amountCents])).toEqual([
+      ["id:re_1", 2_000],
+      ["id:re_2", 1_000],
+    ]);
   });
 });
 

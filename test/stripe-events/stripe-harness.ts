@@ -323,7 +323,10 @@ export function charge(options: {
   paymentIntent: string | null;
   amount: number;
   amountRefunded: number;
+  /** Newest first, as the provider lists them. */
   refundIds?: string[];
+  /** Each listed refund's amount, in `refundIds`' order; without it the list carries no amounts. */
+  refundAmounts?: number[];
   livemode?: boolean;
 }): Record<string, unknown> {
   return {
@@ -346,6 +349,7 @@ export function charge(options: {
               id: refundId,
               object: "refund",
               created: 1_800_000_000 - index,
+              ...(options.refundAmounts ? { amount: options.refundAmounts[index], status: "succeeded" } : {}),
             })),
           },
         }
