@@ -43,6 +43,9 @@ describe("GET /tracker.js and /tracker/v<version>.js", () => {
     expect(response.status).toBe(302);
     expect(response.headers.get("Location")).toBe("/tracker.js");
     expect(response.headers.get("Cache-Control")).toBe("public, max-age=300");
+    // A page loading it with `crossorigin` follows the redirect only when it allows the page's origin.
+    expect(response.headers.get("Access-Control-Allow-Origin")).toBe("*");
+    expect(response.headers.get("Cross-Origin-Resource-Policy")).toBe("cross-origin");
   });
 
   it("answers 404 for any other name", async () => {

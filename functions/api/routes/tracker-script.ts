@@ -25,6 +25,9 @@ export function registerTrackerScript(app: OpenAPIHono<AppEnv>): void {
     if (!match) return c.notFound();
     if (match[1] === TRACKER_VERSION) return serveScript(c, trackerCache.versioned);
     c.header("Cache-Control", trackerCache.latest);
+    // A redirect a `crossorigin` script follows must itself allow the page's origin, or the browser blocks it.
+    c.header("Access-Control-Allow-Origin", "*");
+    c.header("Cross-Origin-Resource-Policy", "cross-origin");
     return c.redirect("/tracker.js", 302);
   });
 }
