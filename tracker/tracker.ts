@@ -13,6 +13,10 @@
  * - It writes the click id as `client_reference_id` into the payments provider's payment links, buy buttons
  *   and pricing tables, including ones added later (only the added or changed elements are looked at).
  * - Every request gives up after `data-timeout-ms` (default 8 s) and then counts as a network error.
+ * - `lead()` and `config()` keep an answer for the page view, except one that may pass (network error, 429, 5xx):
+ *   asked again, they send again.
+ * - A landing URL longer than 2,048 characters is recorded as its origin and path with only the referral and
+ *   `utm_*` parameters.
  * - `window.serviceTracker` exposes `ready`, `getClickId()`, `lead()` and `config()`.
  *
  * Nothing here may break the page: every failure (network, ad blocker, unknown program, cookies disabled)
@@ -52,8 +56,41 @@ const REFERENCE_PARAM = "client_reference_id";
 /** `sessionStorage` key prefix: `<prefix><landing URL>` = the click id recorded for that URL in this tab. */
 const RECORDED = "service_click:";
 const DEFAULT_TIMEOUT_MS = 8000;
+/** The longest URL the click and visit endpoints take. */
+const MAX_URL = 2048;
 
 const failure = (code: string, message: string): Body => ({ success: false, error: { code, message } });
+
+/**
+ * An answer worth asking again for later in the page view: unreachable, unreadable, rate limited (429) or a
+ * server failure (5xx). Any other answer (done, or refused for what was sent) would come back the same.
+ */
+function mayPass(answer: Body): boolean {
+  const error = answer.error as Body | undefined;
+  if (!error) return false;
+  const status = Number(error.status);
+  return (
+    error.code === "network_error" ||
+    error.code === "invalid_response" ||
+    error.code === "rate_limited" ||
+    status === 429 ||
+    status >= 500
+  );
+}
+
+/**
+ * The landing URL the click records: the page's own, or, when longer than the endpoint takes (long ad
+ * parameters), its origin and path with only the referral and `utm_*` parameters, which the reports read.
+ */
+function landingUrlOf(loc: Location, code: string): string {
+  if (loc.href.length <= MAX_URL) return loc.href;
+  const kept = new URLSearchParams();
+  for (const [name, value] of new URLSearchParams(loc.search)) {
+    if (name === "aff" || name === "via" || name.startsWith("utm_")) kept.append(name, value);
+  }
+  const short = `${loc.origin}${loc.pathname}?${kept}`;
+  return short.length <= MAX_URL ? short : `${loc.origin}/?aff=${encodeURIComponent(code)}`;
+}
 
 function start(): void {
   const w = window;
@@ -109,7 +146,7 @@ function start(): void {
   let clickId = readCookie();
   const search = new URLSearchParams(loc.search);
   const code = (search.get("aff") || "").trim() || (search.get("via") || "").trim();
-  const referrer = doc.referrer.slice(0, 2048) || undefined;
+  const referrer = doc.referrer.slice(0, MAX_URL) || undefined;
   const recordedKey = RECORDED + loc.href;
   // A reload or back-navigation of a landing URL this tab already recorded, with that click's id still in
   // the cookie: nothing new to record (it is a page view like any other).
@@ -117,7 +154,7 @@ function start(): void {
 
   const ready: Promise<string | null> = clicking
     ? request("POST", "/api/v1/track/click", {
-        affiliate_url: loc.href,
+        affiliate_url: landingUrlOf(loc, code),
         program_id: programId,
         click_id: clickId || undefined,
         referrer,
@@ -140,7 +177,7 @@ function start(): void {
   if (!clicking && clickId && attribute("data-visits") !== "off") {
     request("POST", "/api/v1/track/visit", {
       click_id: clickId,
-      url: loc.href.slice(0, 2048),
+      url: loc.href.slice(0, MAX_URL),
       referrer,
       program_id: programId,
     });
@@ -183,10 +220,11 @@ function start(): void {
             email: input?.email || undefined,
             program_id: programId,
           };
-          // The same lead twice in one page view is sent once; a network failure may be retried.
+          // The same lead twice in one page view is sent once; one that may pass (network, 429, 5xx) is sent
+          // again when asked again.
           const dedupe = JSON.stringify(body);
           leads[dedupe] ||= request("POST", "/api/v1/track/lead", body).then((answer) => {
-            if ((answer.error as Body | undefined)?.code === "network_error") delete leads[dedupe];
+            if (mayPass(answer)) delete leads[dedupe];
             return answer;
           });
           return leads[dedupe];
@@ -194,7 +232,10 @@ function start(): void {
         .catch(() => failure("tracker_error", "The lead could not be sent")),
     config: () => {
       config ||= programId
-        ? request("GET", `/api/v1/track/config?program_id=${programId}`)
+        ? request("GET", `/api/v1/track/config?program_id=${programId}`).then((answer) => {
+            if (mayPass(answer)) config = undefined;
+            return answer;
+          })
         : Promise.resolve(failure("no_program_id", "The script tag has no data-program-id"));
       return config;
     },

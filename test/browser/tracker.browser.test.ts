@@ -240,6 +240,72 @@ describe("browser tracker in Chromium", () => {
     expect(errors).toEqual([]);
   });
 
+  it("sends a lead and config again after an answer that may pass (429, 5xx), not after a success", async () => {
+    // The first lead and the first config answer 429, as the limiter would; later ones reach the service.
+    let refusedLead = false;
+    let failedConfig = false;
+    const { page, errors, calls } = await open(shop("/2/signup-retry?aff=code-c"), undefined, (p) =>
+      Promise.all([
+        p.route(`${stack.baseUrl}/api/v1/track/lead`, (route) => {
+          if (refusedLead) return route.continue();
+          refusedLead = true;
+          return route.fulfill({
+            status: 429,
+            contentType: "application/json",
+            headers: { "Access-Control-Allow-Origin": "*" },
+            body: JSON.stringify({
+              error: {
+                status: 429,
+                code: "rate_limited",
+                message: "Too many requests.",
+                retry_after_seconds: 1,
+              },
+            }),
+          });
+        }),
+        p.route(`${stack.baseUrl}/api/v1/track/config?**`, (route) => {
+          if (failedConfig) return route.continue();
+          failedConfig = true;
+          return route.fulfill({
+            status: 500,
+            contentType: "application/json",
+            headers: { "Access-Control-Allow-Origin": "*" },
+            body: JSON.stringify({ error: { status: 500, code: "internal_error", message: "Failed." } }),
+          });
+        }),
+      ]),
+    );
+    await ready(page);
+    const key = JSON.stringify(`retry-${crypto.randomUUID()}`);
+    const first = (await page.evaluate(`window.serviceTracker.lead({ customer_key: ${key} })`)) as Record<
+      string,
+      unknown
+    >;
+    expect(first.error).toMatchObject({ code: "rate_limited" });
+    const second = await page.evaluate(`window.serviceTracker.lead({ customer_key: ${key} })`);
+    expect(second).toEqual({ success: true, message: expect.any(String) });
+    // A success is kept: asked a third time, nothing is sent.
+    expect(await page.evaluate(`window.serviceTracker.lead({ customer_key: ${key} })`)).toEqual(second);
+    expect(calls.filter((call) => call.endsWith("/lead"))).toHaveLength(2);
+    const failed = (await page.evaluate("window.serviceTracker.config()")) as Record<string, unknown>;
+    expect(failed.error).toMatchObject({ code: "internal_error" });
+    expect(await page.evaluate("window.serviceTracker.config()")).toMatchObject({ program_id: 2 });
+    expect(errors).toEqual([]);
+  });
+
+  it("records a landing URL longer than 2,048 characters as its path with the referral and utm parameters", async () => {
+    const junk = "x".repeat(2_100);
+    const { page, errors } = await open(shop(`/1/long?gclid=${junk}&aff=code-a&utm_source=news`));
+    const clickId = await ready(page);
+    expect(clickId).toMatch(/^clk_/);
+    const { rows } = await stack.sql.query(
+      "select affiliate_url, utm_source from affiliate_click_events where click_id = $1",
+      [clickId],
+    );
+    expect(rows).toEqual([{ affiliate_url: shop("/1/long?aff=code-a&utm_source=news"), utm_source: "news" }]);
+    expect(errors).toEqual([]);
+  });
+
   it("writes the click id as client_reference_id into payment links, buy buttons and pricing tables", async () => {
     const { page, errors } = await open(shop("/1/versioned/pricing?aff=code-a"));
     const clickId = (await ready(page))!;
