@@ -1,8 +1,13 @@
 -- A reversal kept before its sale (a refund or dispute event arriving first) records its mode's namespace
 -- (`live`, or `test:<program>` for a `livemode: false` event), and applies only to a sale of that namespace. It was
 -- applied to whichever sale the payment id found, read back as live: a test-mode refund of a payment id reversed
--- the live sale later recorded under it, commission and partner balance included. Rows kept so far are live.
+-- the live sale later recorded under it, commission and partner balance included. Rows kept so far take the mode
+-- of the event that kept them.
 ALTER TABLE "stripe_pending_reversals" ADD COLUMN "namespace" text DEFAULT 'live' NOT NULL;
+--> statement-breakpoint
+UPDATE "stripe_pending_reversals" AS "r" SET "namespace" = 'test:' || "r"."program_id"
+FROM "stripe_events" AS "e"
+WHERE "e"."event_id" = "r"."event_id" AND "e"."livemode" = false AND "r"."applied_at" IS NULL;
 --> statement-breakpoint
 -- The refunds a kept refund event listed, with their amounts (oldest first): applied each under its own id when
 -- the sale is recorded, as an event applied at once is (lib/stripe/provider-reversals.ts). Rows kept so far list

@@ -16,7 +16,7 @@
  * - `lead()` and `config()` keep an answer for the page view, except one that may pass (network error, 429, 5xx):
  *   asked again, they send again.
  * - A landing URL longer than 2,048 characters is recorded as its origin and path with only the referral and
- *   `utm_*` parameters.
+ *   `utm_*` parameters (when even that is too long, as `<origin>/?aff=<code>`).
  * - `window.serviceTracker` exposes `ready`, `getClickId()`, `lead()` and `config()`.
  *
  * Nothing here may break the page: every failure (network, ad blocker, unknown program, cookies disabled)

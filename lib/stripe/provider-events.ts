@@ -453,7 +453,12 @@ function classifyFields(event: EventEnvelope): ClassifiedEvent {
       if (!parsed.success) return { action: "skip", reason: "unreadable charge" };
       const c = parsed.data;
       if (c.amount_refunded <= 0 || c.amount <= 0) return { action: "skip", reason: "nothing refunded" };
-      const listed = [...(c.refunds?.data ?? [])].sort((a, b) => (a.created ?? 0) - (b.created ?? 0));
+      // Oldest first: the provider lists newest first, so reversed before the (stable) sort by creation time,
+      // refunds of the same second keep their true order. Failed and cancelled refunds refunded nothing.
+      const listed = [...(c.refunds?.data ?? [])]
+        .reverse()
+        .sort((a, b) => (a.created ?? 0) - (b.created ?? 0))
+        .filter((r) => r.status !== "failed" && r.status !== "canceled");
       const latest = listed.at(-1);
       return {
         action: "reversal",
@@ -463,9 +468,7 @@ function classifyFields(event: EventEnvelope): ClassifiedEvent {
           // Without the refund list (not sent by recent API versions) the cumulative amount names the refund.
           reversalId: latest?.id ?? `${c.id}:refunded:${c.amount_refunded}`,
           refunds: listed.flatMap((r) =>
-            r.amount && r.amount > 0 && r.status !== "failed" && r.status !== "canceled"
-              ? [{ id: r.id, amountCents: r.amount }]
-              : [],
+            r.amount && r.amount > 0 ? [{ id: r.id, amountCents: r.amount }] : [],
           ),
           chargeAmountCents: c.amount,
           refundedTotalCents: c.amount_refunded,

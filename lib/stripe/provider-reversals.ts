@@ -107,10 +107,21 @@ export function reversalIntent(
   const delta = Math.min(share(reversal.refundedTotalCents), sale.amountCents) - sale.refundedCents;
   if (delta <= 0) return { skip: "refund already recorded" };
   const applied = new Set(facts.appliedRefunds.map((a) => a.idempotencyKey));
-  const next = reversal.refunds.find((r) => !applied.has(idempotencyKeyFor(refundIntentOf(r.id, 1))));
+  const isApplied = (refundId: string) => applied.has(idempotencyKeyFor(refundIntentOf(refundId, 1)));
+  const next = reversal.refunds.find((r) => !isApplied(r.id));
   const newest = reversal.refunds.at(-1);
-  const amountCents = next && next !== newest ? Math.min(Math.max(share(next.amountCents), 1), delta) : delta;
-  return { intent: refundIntentOf(next?.id ?? reversal.reversalId, amountCents) };
+  if (next && next !== newest) {
+    return { intent: refundIntentOf(next.id, Math.min(Math.max(share(next.amountCents), 1), delta)) };
+  }
+  // The newest listed refund takes what is left; when it is applied already (the refund endpoint sent it, for
+  // less than the provider counts, or the list was cut short), the rest goes under an id of this cumulative
+  // amount, which a replay of the event finds applied.
+  const refundId =
+    next?.id ??
+    (isApplied(reversal.reversalId)
+      ? `${reversal.reversalId}:rest:${reversal.refundedTotalCents}`
+      : reversal.reversalId);
+  return { intent: refundIntentOf(refundId, delta) };
 }
 
 function refundIntentOf(refundId: string, amountCents: number): RefundIntent {

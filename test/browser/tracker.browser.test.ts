@@ -270,7 +270,11 @@ describe("browser tracker in Chromium", () => {
             status: 500,
             contentType: "application/json",
             headers: { "Access-Control-Allow-Origin": "*" },
-            body: JSON.stringify({ error: { status: 500, code: "internal_error", message: "Failed." } }),
+            // The platform envelope of a 500, as the config route answers one.
+            body: JSON.stringify({
+              data: null,
+              error: { status: 500, name: "InternalServerError", message: "Failed.", details: {} },
+            }),
           });
         }),
       ]),
@@ -288,7 +292,7 @@ describe("browser tracker in Chromium", () => {
     expect(await page.evaluate(`window.serviceTracker.lead({ customer_key: ${key} })`)).toEqual(second);
     expect(calls.filter((call) => call.endsWith("/lead"))).toHaveLength(2);
     const failed = (await page.evaluate("window.serviceTracker.config()")) as Record<string, unknown>;
-    expect(failed.error).toMatchObject({ code: "internal_error" });
+    expect(failed.error).toMatchObject({ status: 500 });
     expect(await page.evaluate("window.serviceTracker.config()")).toMatchObject({ program_id: 2 });
     expect(errors).toEqual([]);
   });

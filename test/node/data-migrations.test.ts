@@ -97,3 +97,33 @@ describe("migration 0057: the test chain's links take test clicks only", () => {
     ]);
   }, 120_000);
 });
+
+describe("migration 0059: kept reversals keep their mode", () => {
+  let db: PGlite | undefined;
+  afterAll(() => db?.close());
+
+  it("puts the open reversals a test-mode event kept in the program's test namespace, and no other", async () => {
+    db = await migratedAcross(
+      "0059_pending_reversal_namespace",
+      `${twoPrograms}
+      insert into stripe_events (event_id, type, program_id, livemode, status, claimed_at) values
+        ('evt_test', 'charge.refunded', 1, false, 'completed', now()),
+        ('evt_live', 'charge.refunded', 1, true, 'completed', now()),
+        ('evt_test_applied', 'charge.refunded', 2, false, 'completed', now());
+      insert into stripe_pending_reversals
+        (program_id, payment_id, event_id, kind, reversal_id, charge_amount_cents, refunded_total_cents, applied_at)
+      values
+        (1, 'pi_1', 'evt_test', 'refund', 're_1', 100, 100, null),
+        (1, 'pi_2', 'evt_live', 'refund', 're_2', 100, 100, null),
+        (2, 'pi_3', 'evt_test_applied', 'refund', 're_3', 100, 100, now());`,
+    );
+    const { rows } = await db.query(
+      "select event_id, namespace, listed_refunds from stripe_pending_reversals order by event_id",
+    );
+    expect(rows).toEqual([
+      { event_id: "evt_live", namespace: "live", listed_refunds: [] },
+      { event_id: "evt_test", namespace: "test:1", listed_refunds: [] },
+      { event_id: "evt_test_applied", namespace: "live", listed_refunds: [] },
+    ]);
+  }, 120_000);
+});

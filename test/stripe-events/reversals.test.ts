@@ -189,6 +189,28 @@ describe("charge.refunded listing several refunds", () => {
     expect(await balanceOf(p.programId, p.partnerIds[0])).toBe(0);
   });
 
+  it("applies the older listed refund when the refund endpoint sent the newest first, and what is left of it", async () => {
+    const p = await connectedProgram({ commissionRate: "20" });
+    const { paymentIntent, saleId } = await paidCheckout(p);
+    // The brand refunded the newest through the endpoint, for 1,000 less than the provider counts.
+    const sent = await refundCall(p, {
+      transaction_id: paymentIntent,
+      refund_amount_cents: 5_000,
+      refund_id: "re_b",
+    });
+    expect(sent.body).toMatchObject({ status: "refunded" });
+    const both = listing(p, paymentIntent, 10_000, ["re_b", "re_a"], [6_000, 4_000]);
+    expect((await deliver(both)).body).toMatchObject({ outcome: "reversed" });
+    expect((await refundsOfSale(saleId)).map((r) => [r.idempotencyKey, r.amountCents])).toEqual([
+      ["id:re_b", 5_000],
+      ["id:re_a", 4_000],
+      ["id:re_b:rest:10000", 1_000],
+    ]);
+    // The event again adds nothing.
+    expect((await deliver({ ...both, id: id("evt") })).body).toMatchObject({ outcome: "skipped" });
+    expect(await refundsOfSale(saleId)).toHaveLength(3);
+  });
+
   it("a kept event listing several refunds applies each under its id once the sale is recorded", async () => {
     const p = await connectedProgram({ commissionRate: "20" });
     const clickId = await click(p);
@@ -284,6 +306,29 @@ describe("out of order: a reversal before its sale", () => {
     expect(again.body).toMatchObject({ outcome: "duplicate" });
     expect(await commissionOfSale(saleId)).toMatchObject({ status: "approved", deductedCents: 0 });
     expect((await pendingOf(p.programId))[0]?.appliedAt).toBeNull();
+  });
+
+  it("a test-mode refund kept before its sale is applied to the test sale recorded under that id", async () => {
+    const p = await connectedProgram({ commissionRate: "20" });
+    const clickId = await click(p);
+    const session = checkoutSession({
+      amount: 10_000,
+      metadata: { service_click_id: clickId },
+      livemode: false,
+    });
+    const paymentIntent = String(session.payment_intent);
+    const testRefund = event(
+      "charge.refunded",
+      charge({ paymentIntent, amount: 10_000, amountRefunded: 3_000, refundIds: ["re_tt"], livemode: false }),
+      { account: p.accountId, livemode: false },
+    );
+    expect((await deliver(testRefund)).body).toMatchObject({ outcome: "deferred" });
+    const recorded = await deliver(
+      event("checkout.session.completed", session, { account: p.accountId, livemode: false }),
+    );
+    expect(recorded.body).toMatchObject({ outcome: "test_recorded" });
+    expect(await refundsOfSale(Number(recorded.body.sale_id))).toMatchObject([{ amountCents: 3_000 }]);
+    expect((await pendingOf(p.programId))[0]?.appliedAt).not.toBeNull();
   });
 
   it("a test-mode refund of a live sale's payment id changes nothing of the live sale", async () => {
