@@ -52,7 +52,7 @@ export const referralLinks = pgTable(
     disabledAt: timestamp("disabled_at", { withTimezone: true }),
     /**
      * A verification fixture's link (`lib/cli/test-events/synthetic-fixtures.ts`): it takes test clicks only,
-     * so the test chain's partner can never be credited a live click, sale or commission (migration 0057).
+     * so no live visitor is attributed to the test chain's partner through it (migration 0057).
      */
     testOnly: boolean("test_only").notNull().default(false),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),

@@ -70,11 +70,7 @@ function mayPass(answer: Body): boolean {
   if (!error) return false;
   const status = Number(error.status);
   return (
-    error.code === "network_error" ||
-    error.code === "invalid_response" ||
-    error.code === "rate_limited" ||
-    status === 429 ||
-    status >= 500
+    error.code === "network_error" || error.code === "invalid_response" || status === 429 || status >= 500
   );
 }
 

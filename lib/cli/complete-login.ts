@@ -25,8 +25,9 @@ export type CompleteLoginResult =
  * `auth/callback`: the sign-in page hands over the session's state and the provider's ID token. The
  * session must exist, be unused and younger than 5 minutes; the token must verify (signature, issuer,
  * audience, age); the person is resolved as every sign-in does (unverified email refused first, then a
- * blocked account; a refusal is recorded on the session for its poll); then the session is bound to the person in one guarded update (pending -> completed),
- * so a state can be used once even when two callbacks race.
+ * blocked account; a refusal is recorded on the session, which ends it, for its poll); then the session is
+ * bound to the person in one guarded update (pending -> completed), so a state can be used once even when
+ * two callbacks race, and an ID token completes one session only.
  */
 export async function completeLogin(
   db: Database,

@@ -1,6 +1,6 @@
 import type { BearerHeader } from "../auth/bearer.ts";
 import type { Database } from "../db/client.ts";
-import { createProgram, requestedWorkspace } from "../programs/create-program.ts";
+import { createProgram } from "../programs/create-program.ts";
 import { checkNewProgram, type NewProgramFields } from "../programs/program-rules.ts";
 import { evaluateLoginToken, type LoginTokenRefusal, loginTokenQuery } from "./login-token-auth.ts";
 
@@ -35,11 +35,9 @@ export async function initProgram(
   if (!verdict.ok) return { outcome: "refused", refusal: { kind: "token", reason: verdict.reason } };
   const checked = checkNewProgram(input.body);
   if (!checked.ok) return { outcome: "refused", refusal: { kind: "field", message: checked.message } };
-  const workspace = requestedWorkspace(input.body);
-  if (!workspace.ok) return { outcome: "refused", refusal: { kind: "workspace", reason: workspace.reason } };
   const created = await createProgram(db, {
     userId: verdict.userId,
-    advertiserId: workspace.advertiserId,
+    advertiserId: input.body.advertiser_id,
     fields: checked.value,
   });
   if (!created.ok) return { outcome: "refused", refusal: { kind: "workspace", reason: created.reason } };

@@ -18,8 +18,11 @@ export type CreateProgramResult =
 
 export interface CreateProgramInput {
   userId: number;
-  /** The workspace the caller named; omitted: the caller's own (the first one they own or administer). */
-  advertiserId?: number | undefined;
+  /**
+   * The workspace the caller named, as sent (the body's `advertiser_id`: `init` and `POST /api/v1/programs`
+   * take it alike); absent or null: the caller's own (the first one they own or administer).
+   */
+  advertiserId?: unknown;
   fields: NewProgramFields;
 }
 
@@ -32,20 +35,13 @@ export const workspaceRefusalMessages: Record<"no_advertiser" | "advertiser_mism
 };
 
 /**
- * The workspace a new program's body names in `advertiser_id` (the command line's `init` and
- * `POST /api/v1/programs` take it alike): absent or null names none, the caller's own is then used; a value
- * that is no integer can be no workspace of the caller's (`advertiser_mismatch`).
+ * The workspace id a caller named: none for absent or null; NaN for a value that is no integer, which can be
+ * no workspace of the caller's (`advertiser_mismatch`).
  */
-export function requestedWorkspace(
-  body: Record<string, unknown>,
-): { ok: true; advertiserId: number | undefined } | { ok: false; reason: "advertiser_mismatch" } {
-  const requested = body.advertiser_id;
-  if (requested === undefined || requested === null) return { ok: true, advertiserId: undefined };
-  const advertiserId =
-    typeof requested === "number" || typeof requested === "string" ? Number(requested) : Number.NaN;
-  return Number.isSafeInteger(advertiserId)
-    ? { ok: true, advertiserId }
-    : { ok: false, reason: "advertiser_mismatch" };
+function requestedAdvertiserId(requested: unknown): number | undefined {
+  if (requested === undefined || requested === null) return undefined;
+  const id = typeof requested === "number" || typeof requested === "string" ? Number(requested) : Number.NaN;
+  return Number.isSafeInteger(id) ? id : Number.NaN;
 }
 
 /** Decides the workspace from the caller's memberships. Pure. */
@@ -64,6 +60,8 @@ export function decideWorkspace(
 }
 
 export async function createProgram(db: Database, input: CreateProgramInput): Promise<CreateProgramResult> {
+  const requested = requestedAdvertiserId(input.advertiserId);
+  if (Number.isNaN(requested)) return { ok: false, reason: "advertiser_mismatch" };
   const m = workspaceMembers;
   const p = programs;
   const k = programApiKeys;
@@ -75,7 +73,7 @@ export async function createProgram(db: Database, input: CreateProgramInput): Pr
     advertiserId: fromDriver(m.advertiserId, row.advertiser_id),
     role: row.role,
   }));
-  const workspace = decideWorkspace(memberships, input.advertiserId);
+  const workspace = decideWorkspace(memberships, requested);
   if (!workspace.ok) return workspace;
 
   const live = await issueApiKey(false);

@@ -93,9 +93,8 @@ export class UpstashRateLimiter implements RateLimiter {
   /** One script call; a failure is logged, not thrown: the count is then one too high until its window ends. */
   async release(policy: RateLimitPolicy, key: string, counted: RateLimitResult): Promise<void> {
     if (counted.uncounted) return;
-    const windowMs = policy.windowSeconds * 1000;
-    const bucket = (counted.resetAt * 1000) / windowMs - 1;
-    const bucketKey = `ratelimit:${policy.name}:${key}:${bucket}`;
+    // The window the call was counted in: its last millisecond falls in it.
+    const { bucketKey } = windowOf(policy, key, counted.resetAt * 1000 - 1);
     try {
       this.releaseSha1 ??= sha1Hex(RELEASE_SCRIPT);
       const released = this.redis.script(
@@ -137,9 +136,8 @@ export class UpstashRateLimiter implements RateLimiter {
 }
 
 /** The fixed window `now` falls in, and the Redis key of the caller's count in it. */
-function windowOf(policy: RateLimitPolicy, key: string) {
+function windowOf(policy: RateLimitPolicy, key: string, now = Date.now()) {
   const windowMs = policy.windowSeconds * 1000;
-  const now = Date.now();
   const bucket = Math.floor(now / windowMs);
   const identifier = `ratelimit:${policy.name}:${key}`;
   return {

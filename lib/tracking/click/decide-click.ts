@@ -57,7 +57,8 @@ export function decideClick(intent: ClickIntent, facts: ClickFacts): ClickDecisi
     return refuse("unknown_program");
   }
   const link = facts.link;
-  // A verification fixture's link does not exist for a live click: the test chain's partner earns nothing real.
+  // A verification fixture's link does not exist for a live click: no live visitor reaches the test chain's
+  // partner through it.
   if (!link || (link.testOnly && !intent.testMode)) return refuse("link_not_found");
   if (link.programId === null || link.partnerId === null || !link.programExists) {
     return refuse("link_misconfigured");

@@ -3,11 +3,7 @@ import { platformError } from "../../../../lib/errors/api-error.ts";
 import { platformErrorResponse } from "../../../../lib/errors/openapi-responses.ts";
 import type { AppEnv } from "../../../../lib/http/app-env.ts";
 import { limitBody } from "../../../../lib/http/body-limit.ts";
-import {
-  createProgram,
-  requestedWorkspace,
-  workspaceRefusalMessages,
-} from "../../../../lib/programs/create-program.ts";
+import { createProgram, workspaceRefusalMessages } from "../../../../lib/programs/create-program.ts";
 import { listMyPrograms } from "../../../../lib/programs/list-my-programs.ts";
 import { newProgramFields } from "../../../../lib/programs/new-program-fields.ts";
 import { checkNewProgram } from "../../../../lib/programs/program-rules.ts";
@@ -91,11 +87,9 @@ export function registerPrograms(app: OpenAPIHono<AppEnv>): void {
     const body = c.req.valid("json");
     const checked = checkNewProgram(body);
     if (!checked.ok) throw platformError(400, checked.message);
-    const workspace = requestedWorkspace(body);
-    if (!workspace.ok) throw platformError(403, workspaceRefusalMessages[workspace.reason]);
     const created = await createProgram(db, {
       userId: c.get("session")!.userId,
-      advertiserId: workspace.advertiserId,
+      advertiserId: body.advertiser_id,
       fields: checked.value,
     });
     if (!created.ok) throw platformError(403, workspaceRefusalMessages[created.reason]);
