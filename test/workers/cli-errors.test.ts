@@ -464,6 +464,14 @@ const rows: Row[] = [
       "This endpoint is retired. Connect your payments provider account from the dashboard: program settings, Payments.",
     call: () => cli("POST", "/api/v1/cli/stripe-connect", { body: {} }),
   },
+  ...(["GET", "PUT", "PATCH", "DELETE"] as const).map((method) => ({
+    endpoint: "stripe-connect",
+    case: `${method}: retired whatever the method`,
+    status: 410,
+    message:
+      "This endpoint is retired. Connect your payments provider account from the dashboard: program settings, Payments.",
+    call: () => cli(method, "/api/v1/cli/stripe-connect"),
+  })),
 ];
 
 describe("command-line endpoint errors (spec section 7), row by row", () => {

@@ -14,7 +14,7 @@ export interface CliResponse {
 
 /** A command-line call as the tool makes it: JSON in and out, a fresh client IP unless given. */
 export async function cli(
-  method: "GET" | "POST",
+  method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE",
   path: string,
   options: { token?: string; body?: unknown; headers?: Record<string, string>; ip?: string } = {},
 ): Promise<CliResponse> {

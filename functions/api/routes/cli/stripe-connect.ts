@@ -29,7 +29,10 @@ export function registerStripeConnect(app: OpenAPIHono<AppEnv>): void {
     cliErrorPolicy("Internal server error"),
     rateLimit(rateLimits.cliWithoutCredential),
   );
-  app.openapi(stripeConnectRoute, () => {
+  const retired = () => {
     throw platformError(410, stripeConnectMessage);
-  });
+  };
+  app.openapi(stripeConnectRoute, retired);
+  // "Always 410" (spec section 4): a client that calls it with another method is told the same, not 404.
+  app.all(stripeConnectRoute.path, retired);
 }
