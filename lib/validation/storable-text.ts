@@ -1,5 +1,6 @@
 import { bodyRefusal } from "../errors/api-error.ts";
 import { hasLoneSurrogate } from "../text/lone-surrogates.ts";
+import { MAX_NESTING_DEPTH, nestedDeeperThan } from "./nesting-depth.ts";
 
 /**
  * Postgres refuses a NUL character in `text` and in `jsonb` (strings and keys alike) with an error, which
@@ -39,6 +40,10 @@ export function hasNul(value: string): boolean {
 export function unstorableTextIssue(body: unknown): string | null {
   if (!body || typeof body !== "object" || Array.isArray(body)) return null;
   for (const [field, value] of Object.entries(body)) {
+    // First: the walks below recurse, and would overflow the stack on a body nested thousands deep.
+    if (nestedDeeperThan(value, MAX_NESTING_DEPTH)) {
+      return `${field} must not be nested more than ${MAX_NESTING_DEPTH} levels deep`;
+    }
     if (identifierFields.has(field) && typeof value === "string" && hasControlCharacter(value)) {
       return `${field} must not contain control characters`;
     }

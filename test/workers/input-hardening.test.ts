@@ -32,6 +32,16 @@ const nul = "\u0000";
 const highAlone = "\ud800";
 const lowAlone = "\udfff";
 
+/** `{"a":{"a":...{}}}`, `levels` objects deep, as JSON text (`JSON.stringify` itself overflows the stack). */
+const nestedObjects = (levels: number) => `${'{"a":'.repeat(levels - 1)}{}${"}".repeat(levels - 1)}`;
+
+/** `[[...[1]]]`, `levels` arrays deep, as JSON text. */
+const nestedArrays = (levels: number) => `${"[".repeat(levels)}1${"]".repeat(levels)}`;
+
+/** A body of `fields` and one more field given as JSON text. */
+const withJsonField = (fields: Record<string, unknown>, name: string, json: string) =>
+  `${JSON.stringify(fields).slice(0, -1)},"${name}":${json}}`;
+
 interface Case {
   name: string;
   path: string;
@@ -204,6 +214,59 @@ const cases: Case[] = [
     auth: "key",
     body: () => ({ transaction_id: txn(), amount_cents: 100, line_items: { [`a${nul}`]: 1 } }),
     expected: bad("line_items must not contain NUL characters", "invalid_request"),
+  },
+  {
+    name: "sale: line_items objects nested 9,000 deep (the stack's limit, once a 500)",
+    path: sale,
+    auth: "key",
+    body: () =>
+      withJsonField({ transaction_id: txn(), amount_cents: 100 }, "line_items", nestedObjects(9000)),
+    expected: bad("line_items must not be nested more than 32 levels deep", "invalid_request"),
+  },
+  {
+    name: "sale: line_items arrays nested 3,000 deep (PostgreSQL's jsonb limit, once a 500)",
+    path: sale,
+    auth: "key",
+    body: () =>
+      withJsonField(
+        { transaction_id: txn(), amount_cents: 100 },
+        "line_items",
+        `{"x":${nestedArrays(3000)}}`,
+      ),
+    expected: bad("line_items must not be nested more than 32 levels deep", "invalid_request"),
+  },
+  {
+    name: "sale: line_items nested 33 deep, one level over",
+    path: sale,
+    auth: "key",
+    body: () => withJsonField({ transaction_id: txn(), amount_cents: 100 }, "line_items", nestedObjects(33)),
+    expected: bad("line_items must not be nested more than 32 levels deep", "invalid_request"),
+  },
+  {
+    name: "sale: additional_data nested 9,000 deep",
+    path: sale,
+    auth: "key",
+    body: () =>
+      withJsonField({ transaction_id: txn(), amount_cents: 100 }, "additional_data", nestedObjects(9000)),
+    expected: bad("additional_data must not be nested more than 32 levels deep", "invalid_request"),
+  },
+  {
+    name: "lead: additional_data nested 9,000 deep",
+    path: lead,
+    body: (_p, clickId) =>
+      withJsonField(
+        { click_id: clickId },
+        "additional_data",
+        `{"event_name":"x","deep":${nestedObjects(9000)}}`,
+      ),
+    expected: bad("additional_data must not be nested more than 32 levels deep"),
+  },
+  {
+    name: "refund: additional_data nested 9,000 deep",
+    path: refund,
+    auth: "key",
+    body: () => withJsonField({ transaction_id: txn() }, "additional_data", nestedObjects(9000)),
+    expected: bad("additional_data must not be nested more than 32 levels deep", "invalid_request"),
   },
   {
     name: "sale: NUL in additional_data",

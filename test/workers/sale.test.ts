@@ -427,6 +427,20 @@ describe("sale attribution and commissions", () => {
     expect(await balanceOf(p.programId, p.partnerIds[1], "EUR")).toBe(200);
   });
 
+  it("stores line_items nested 32 levels deep, the most a body may nest, as sent", async () => {
+    const p = await createProgram();
+    let lineItems: Record<string, unknown> = { name: "deepest" };
+    for (let level = 1; level < 32; level++) lineItems = { [`level${32 - level}`]: lineItems };
+    const response = await sale(p, {
+      transaction_id: txn(),
+      amount_cents: 1000,
+      click_id: await click(p),
+      line_items: lineItems,
+    });
+    expect(response.status).toBe(200);
+    expect((await salesOf(p.programId))[0]?.lineItems).toEqual(lineItems);
+  });
+
   it("keeps the first partner: a click id of a second partner's link resolves to the original click", async () => {
     const p = await createProgram();
     const original = await click(p, p.links[0]);
