@@ -8,6 +8,7 @@ import {
 } from "../db/errors.ts";
 import type { Sending } from "../db/group-committed-statement.ts";
 import type { Logger } from "../log.ts";
+import { customerKeyInOtherProgramOfWorkspace } from "../tracking/sale/customer-key-in-workspace.ts";
 import { decideSale, type SaleDecision, testTransactionId } from "../tracking/sale/decide-sale.ts";
 import type { SaleRequest } from "../tracking/sale/sale-request.ts";
 import { readSaleFacts, writeSale } from "../tracking/sale/sale-store.ts";
@@ -90,7 +91,20 @@ export async function recordSale(
           },
           input.sending,
         );
-        const decision = decideSale({ header, body, now }, facts);
+        let decision = decideSale({ header, body, now }, facts);
+        if (
+          decision.outcome === "refused" &&
+          decision.refusal.reason === "customer_not_found" &&
+          body.customer_key &&
+          facts.key
+        ) {
+          const customerKeyInOtherProgram = await customerKeyInOtherProgramOfWorkspace(
+            db,
+            facts.key.programId,
+            body.customer_key,
+          );
+          decision = decideSale({ header, body, now }, { ...facts, customerKeyInOtherProgram });
+        }
         if (
           body.transaction_id == null &&
           decision.outcome === "refused" &&

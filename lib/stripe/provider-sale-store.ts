@@ -8,6 +8,7 @@ import { commissionRules, programs } from "../../schema/programs.ts";
 import type { Database } from "../db/client.ts";
 import { fromDriver, fromDriverOrNull } from "../db/columns.ts";
 import { textList } from "../db/sql-lists.ts";
+import { otherProgramsOfWorkspace } from "../programs/other-programs-of-workspace.ts";
 import type { PaymentNamespace } from "../sales/payment-namespace.ts";
 import { customerColumns, customerFrom, saleCustomer } from "../tracking/sale/sale-store.ts";
 import type { ProviderClick, ProviderSaleFacts } from "./decide-provider-sale.ts";
@@ -119,19 +120,6 @@ function customerOfProviderId(programId: number, providerCustomerId: string | nu
     (select ${h.id} from ${customers} ${h}
      where ${h.programId} = ${program(programId)} and ${h.providerCustomerId} = ${providerCustomerId}::text
      order by ${h.id} limit 1))`;
-}
-
-/**
- * The workspace's other programs. A customer key is the brand's own id of its customer, so it can name a
- * customer of another program of the same brand; another workspace's customer under the same key is another
- * brand's, and says nothing about this payment (it blocked the attribution of this program's payments).
- */
-function otherProgramsOfWorkspace(programId: number): SQL {
-  const mine = alias(programs, "mine");
-  const other = alias(programs, "other");
-  return sql`select ${other.id} from ${programs} ${other}
-    where ${other.advertiserId} = (select ${mine.advertiserId} from ${programs} ${mine} where ${mine.id} = ${program(programId)})
-      and ${other.id} <> ${program(programId)}`;
 }
 
 function customerWhere(programId: number, condition: SQL): SQL {

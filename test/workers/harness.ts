@@ -33,6 +33,8 @@ export interface ProgramFixture {
   linkWithoutPartner: string;
   attributionWindowDays: number;
   origin: string;
+  /** The program's workspace. */
+  advertiserId: number;
 }
 
 /**
@@ -47,17 +49,23 @@ export async function createProgram(
     commissionRate?: string;
     holdDays?: number;
     allowedOrigins?: string[];
+    /** A workspace of an earlier fixture (`advertiserId`): two programs of one brand. Unset: a new one. */
+    advertiserId?: number;
   } = {},
 ): Promise<ProgramFixture> {
   const origin = `https://${unique("shop")}.example`;
-  const [advertiser] = await db
-    .insert(advertisers)
-    .values({ name: unique("brand") })
-    .returning();
+  const advertiserId =
+    options.advertiserId ??
+    (
+      await db
+        .insert(advertisers)
+        .values({ name: unique("brand") })
+        .returning()
+    )[0]!.id;
   const [program] = await db
     .insert(programs)
     .values({
-      advertiserId: advertiser!.id,
+      advertiserId,
       name: unique("program"),
       domain: new URL(origin).hostname,
       attributionWindowDays: options.attributionWindowDays ?? 60,
@@ -103,6 +111,7 @@ export async function createProgram(
     linkWithoutPartner,
     attributionWindowDays: options.attributionWindowDays ?? 60,
     origin,
+    advertiserId,
   };
 }
 

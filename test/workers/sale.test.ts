@@ -31,16 +31,26 @@ describe("POST /api/v1/track/sale errors (nothing recorded)", () => {
   let clickId: string;
   let foreignClickId: string;
   const foreignCustomerKey = unique("cust-other");
+  const siblingCustomerKey = unique("cust-sibling");
   beforeAll(async () => {
     [p, other] = await Promise.all([createProgram(), createProgram()]);
+    // A second program of p's own workspace (brand), with a settled customer of its own.
+    const sibling = await createProgram({ advertiserId: p.advertiserId });
     clickId = await click(p);
     foreignClickId = await click(other);
-    const settled = await postJson(
-      "/api/v1/track/lead",
-      { click_id: foreignClickId, customer_key: foreignCustomerKey },
-      { Authorization: `Bearer ${other.apiKey}` },
-    );
-    expect(settled.status).toBe(200);
+    const settled = await Promise.all([
+      postJson(
+        "/api/v1/track/lead",
+        { click_id: foreignClickId, customer_key: foreignCustomerKey },
+        { Authorization: `Bearer ${other.apiKey}` },
+      ),
+      postJson(
+        "/api/v1/track/lead",
+        { click_id: await click(sibling), customer_key: siblingCustomerKey },
+        { Authorization: `Bearer ${sibling.apiKey}` },
+      ),
+    ]);
+    expect(settled.map((response) => response.status)).toEqual([200, 200]);
   });
 
   const days = 86_400_000;
@@ -248,8 +258,26 @@ describe("POST /api/v1/track/sale errors (nothing recorded)", () => {
       expected: noAttribution("No affiliate attribution found for this customer in this program"),
     },
     {
-      // A customer_key names a customer only within its program (README, Attribution).
-      name: "customer_key known only to another program",
+      // Spec section 7, "customer belongs to another program": here, another program of the same brand.
+      name: "customer_key of a customer of another program of the same workspace",
+      body: () => ({ transaction_id: txn(), amount_cents: 100, customer_key: siblingCustomerKey }),
+      status: 400,
+      expected: noAttribution("No affiliate attribution found for this customer in this program"),
+    },
+    {
+      name: "the same, with a click_id that resolves nothing",
+      body: () => ({
+        transaction_id: txn(),
+        amount_cents: 100,
+        customer_key: siblingCustomerKey,
+        click_id: "clk_nope",
+      }),
+      status: 400,
+      expected: noAttribution("No affiliate attribution found for this customer in this program"),
+    },
+    {
+      // Another brand's customer key says nothing about this one's customers (README, Attribution).
+      name: "customer_key known only to another workspace's program",
       body: () => ({ transaction_id: txn(), amount_cents: 100, customer_key: foreignCustomerKey }),
       status: 400,
       expected: noAttribution("Customer not found. Provide customer_key or click_id."),

@@ -61,6 +61,11 @@ export interface SaleFacts {
   recordedSales: readonly RecordedSale[];
   customerByKey: SaleCustomer | null;
   click: SaleClick | null;
+  /**
+   * Another program of the key's workspace has a customer under the sent `customer_key` (read only after a
+   * first decision refused the sale as `customer_not_found`; unset: not read).
+   */
+  customerKeyInOtherProgram?: boolean;
 }
 
 export interface SaleInput {
@@ -421,6 +426,9 @@ function resolveCustomer(facts: SaleFacts, programId: number): Resolution {
   if (facts.customerByKey) return resolutionFromCustomer(facts.customerByKey);
   const click = facts.click;
   if (!click || click.isTest) {
+    // Spec section 7: a customer of another program answers "No affiliate attribution found...". A key is the
+    // brand's own id, so only a program of the same workspace counts (`customer-key-in-workspace.ts`).
+    if (facts.customerKeyInOtherProgram) return { refusal: { reason: "customer_in_other_program" } };
     return { refusal: { reason: "customer_not_found" } };
   }
   if (click.programId !== programId) {
