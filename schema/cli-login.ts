@@ -40,11 +40,18 @@ export const cliLoginSessions = pgTable(
      * one login session, not every session whose state its holder learns (migration 0058).
      */
     idTokenHash: text("id_token_hash"),
+    /**
+     * The SHA-256 of the secret the sign-in link (`verification_url`) carries instead of the state: whoever
+     * sees the link (a screen share, the browser's history) can open it, but cannot poll for the token
+     * (migration 0060). Null for sessions started before it, whose links carried the state.
+     */
+    browserHash: text("browser_hash"),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [
     uniqueIndex("cli_login_sessions_state_hash_unique").on(t.stateHash),
     uniqueIndex(cliLoginSessionIdTokenUniqueIndex).on(t.idTokenHash),
+    uniqueIndex("cli_login_sessions_browser_hash_unique").on(t.browserHash),
     check("cli_login_sessions_completed_has_user", sql`${t.status} = 'pending' or ${t.userId} is not null`),
   ],
 );

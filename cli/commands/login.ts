@@ -24,7 +24,7 @@ type Polled =
 export async function login(options: GlobalOptions & { browser: boolean }): Promise<void> {
   const started = (await callApi<Started>(options.baseUrl, "POST", "/api/v1/cli/auth/start")).data;
   const opened = options.browser ? await tryOpen(started.verification_url) : false;
-  const notice = `${opened ? "Opened" : "Open"} ${started.verification_url}\nand, once signed in, check that the page shows the code ${started.user_code}.`;
+  const notice = `${opened ? "Opened" : "Open"} ${started.verification_url}\nand, once signed in, approve the code ${started.user_code} there if it is the one this terminal shows.`;
   // In --json mode stdout carries only the final document: the URL goes to stderr for a person or a script.
   if (options.json)
     process.stderr.write(

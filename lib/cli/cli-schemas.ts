@@ -9,7 +9,9 @@ export const AuthStartResponseSchema = ok("CliAuthStartResponse", {
   user_code: z
     .string()
     .openapi({ description: "Shown by the tool and by the sign-in page", example: "BCDF-GHJK" }),
-  verification_url: z.string().openapi({ description: "The sign-in page to open, carrying the state" }),
+  verification_url: z
+    .string()
+    .openapi({ description: "The sign-in page to open; it carries a secret of its own, not the state" }),
   poll_interval_seconds: z.number().int(),
   expires_at: z.string().openapi({ description: "ISO 8601; 5 minutes after the start" }),
 });

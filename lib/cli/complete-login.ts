@@ -78,17 +78,33 @@ export type CompleteLoginForPersonResult =
   | { outcome: "completed"; userCode: string };
 
 /**
- * The browser path of a command-line login: the person opened the tool's sign-in link (`/cli/login`) and
- * signed in to the dashboard, which verified the ID token and resolved the person already. What is left is
- * binding the login session the link carried to that person, under the same rules as `auth/callback`.
+ * The browser path of a command-line login, first step: the person opened the tool's sign-in link
+ * (`/cli/login`) and signed in to the dashboard. Nothing is bound yet: whoever sends a person a link they
+ * started themselves would otherwise be handed that person's login token by one click (the provider signs a
+ * person in again without asking). The page asks them to approve the code their own terminal shows; this
+ * says whether the link's session is still open, and its code.
+ */
+export async function loginAwaitingApproval(
+  db: Database,
+  clock: Clock,
+  input: { browserSecret: string },
+): Promise<{ outcome: "awaiting_approval"; userCode: string } | CompleteLoginForPersonResult> {
+  const open = openSession(await readLinkedSession(db, input.browserSecret), clock.now());
+  if (!open.ok) return { outcome: "refused", reason: open.reason };
+  return { outcome: "awaiting_approval", userCode: open.session.userCode };
+}
+
+/**
+ * The browser path's second step: the signed-in person approved the code (`POST /cli/login/approve`).
+ * Binds the login session the link carried to them, under the same rules as `auth/callback`.
  */
 export async function completeLoginForPerson(
   db: Database,
   clock: Clock,
-  input: { state: string; userId: number },
+  input: { browserSecret: string; userId: number },
 ): Promise<CompleteLoginForPersonResult> {
   const now = clock.now();
-  const open = openSession(await readLoginSession(db, await sha256Hex(input.state)), now);
+  const open = openSession(await readLinkedSession(db, input.browserSecret), now);
   if (!open.ok) return { outcome: "refused", reason: open.reason };
   const { session } = open;
   if ((await markLoginCompleted(db, session.id, input.userId, now)) !== "completed") {
@@ -105,11 +121,16 @@ export async function completeLoginForPerson(
 export async function refuseLoginForPerson(
   db: Database,
   clock: Clock,
-  input: { state: string; reason: PersonRefusal },
+  input: { browserSecret: string; reason: PersonRefusal },
 ): Promise<boolean> {
   const now = clock.now();
-  const open = openSession(await readLoginSession(db, await sha256Hex(input.state)), now);
+  const open = openSession(await readLinkedSession(db, input.browserSecret), now);
   return open.ok && (await markLoginRefused(db, open.session.id, input.reason, now));
+}
+
+/** The session a sign-in link's secret (`/cli/login?login=...`) belongs to. */
+async function readLinkedSession(db: Database, browserSecret: string): Promise<LoginSessionRow | undefined> {
+  return readLoginSession(db, await sha256Hex(browserSecret), "browser");
 }
 
 /**

@@ -17,7 +17,10 @@ export interface IssuedSecret {
   hash: string;
 }
 
-/** The session `state`: 256 random bits; only its SHA-256 is stored. */
+/**
+ * The session `state` (what the tool polls with), and the secret its sign-in link carries instead: 256
+ * random bits each; only their SHA-256 is stored.
+ */
 export async function newLoginState(): Promise<IssuedSecret> {
   const value = base64Url(crypto.getRandomValues(new Uint8Array(32)));
   return { value, hash: await sha256Hex(value) };

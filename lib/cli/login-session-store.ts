@@ -13,10 +13,14 @@ export interface LoginSessionRow {
   refused: boolean;
 }
 
-/** The login session a state belongs to (looked up by the state's hash; the state itself is never stored). */
+/**
+ * The login session a state belongs to, or (`by: "browser"`) the one a sign-in link's secret belongs to,
+ * looked up by the secret's hash (neither secret is stored).
+ */
 export async function readLoginSession(
   db: Database,
-  stateHash: string,
+  secretHash: string,
+  by: "state" | "browser" = "state",
 ): Promise<LoginSessionRow | undefined> {
   const [session] = await db
     .select({
@@ -27,7 +31,7 @@ export async function readLoginSession(
       refusal: cliLoginSessions.refusal,
     })
     .from(cliLoginSessions)
-    .where(eq(cliLoginSessions.stateHash, stateHash));
+    .where(eq(by === "state" ? cliLoginSessions.stateHash : cliLoginSessions.browserHash, secretHash));
   if (!session) return undefined;
   const { refusal, ...row } = session;
   return { ...row, refused: refusal !== null };

@@ -65,7 +65,10 @@ function cookie(response: Response, name: string): string {
   throw new Error(`no ${name} cookie (status ${response.status})`);
 }
 
-/** What a browser does with the login link: the link, the sign-in start, the provider's page, the callback. */
+/**
+ * What a browser does with the login link: the link, the sign-in start, the provider's page, the callback,
+ * then the approval of the code the page shows.
+ */
 async function signInThroughLink(verificationUrl: string, email: string): Promise<string> {
   const link = await fetch(verificationUrl, { redirect: "manual" });
   expect(link.status).toBe(302);
@@ -81,7 +84,17 @@ async function signInThroughLink(verificationUrl: string, email: string): Promis
     headers: { Cookie: `${stateCookie}; ${loginCookie}` },
   });
   expect(page.status).toBe(200);
-  return page.text();
+  expect(await page.text()).toContain("Approve the command-line sign-in?");
+  const approved = await fetch(new URL("/cli/login/approve", verificationUrl), {
+    method: "POST",
+    redirect: "manual",
+    headers: {
+      Cookie: `${cookie(page, "__Host-affiliate_session")}; ${loginCookie}`,
+      Origin: new URL(verificationUrl).origin,
+    },
+  });
+  expect(approved.status).toBe(200);
+  return approved.text();
 }
 
 async function waitFor(read: () => string, pattern: RegExp, timeoutMs = 20_000): Promise<RegExpMatchArray> {

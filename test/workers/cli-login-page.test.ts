@@ -19,40 +19,90 @@ async function startCliLogin(): Promise<Started> {
   return started.body.data as Started;
 }
 
+/** A browser that went through a login link and signed in: the callback's page and the cookies it holds. */
+interface SignedInBrowser {
+  page: Response;
+  ip: string;
+  /** `name=value; ...` of the service's cookies the browser holds after the callback. */
+  cookies: string;
+}
+
 /**
  * A person opening the tool's link in a browser: `/cli/login`, the dashboard sign-in start, the provider's
  * page, the sign-in callback, each hop carrying the cookies the service set, as a browser does.
  */
-async function signInThroughLink(verificationUrl: string, email: string, verified = true): Promise<Response> {
+async function signInThroughLink(
+  verificationUrl: string,
+  email: string,
+  verified = true,
+): Promise<SignedInBrowser> {
   const ip = freshIp();
   const link = new URL(verificationUrl);
-  const page = await SELF.fetch(`${BASE}${link.pathname}${link.search}`, {
+  const linkPage = await SELF.fetch(`${BASE}${link.pathname}${link.search}`, {
     redirect: "manual",
     headers: { "CF-Connecting-IP": ip },
   });
-  expect(page.status).toBe(302);
-  expect(page.headers.get("Location")).toBe("/api/v1/auth/sign-in");
-  const cliCookie = setCookies(page).get("__Host-affiliate_cli_login") ?? "";
+  expect(linkPage.status).toBe(302);
+  expect(linkPage.headers.get("Location")).toBe("/api/v1/auth/sign-in");
+  const cliCookie = setCookies(linkPage).get("__Host-affiliate_cli_login") ?? "";
   const start = await SELF.fetch(`${BASE}/api/v1/auth/sign-in`, {
     redirect: "manual",
     headers: { "CF-Connecting-IP": ip, Cookie: `__Host-affiliate_cli_login=${cliCookie}` },
   });
   const stateCookie = setCookies(start).get("__Host-affiliate_sign_in_state") ?? "";
   const back = await signInAtProvider(start.headers.get("Location") ?? "", { email, verified });
-  return SELF.fetch(back.href, {
+  const page = await SELF.fetch(back.href, {
     redirect: "manual",
     headers: {
       "CF-Connecting-IP": ip,
       Cookie: `__Host-affiliate_sign_in_state=${stateCookie}; __Host-affiliate_cli_login=${cliCookie}`,
     },
   });
+  const held = new Map([["__Host-affiliate_cli_login", cliCookie], ...setCookies(page)]);
+  const cookies = [...held]
+    .filter(([, value]) => value !== "")
+    .map(([name, value]) => `${name}=${value}`)
+    .join("; ");
+  return { page, ip, cookies };
+}
+
+/** The approval page's form, submitted by the browser that signed in (its cookies, this service's Origin). */
+function approve(
+  browser: SignedInBrowser,
+  headers: Record<string, string> = { Origin: BASE },
+): Promise<Response> {
+  return SELF.fetch(`${BASE}/cli/login/approve`, {
+    method: "POST",
+    redirect: "manual",
+    headers: {
+      "CF-Connecting-IP": browser.ip,
+      Cookie: browser.cookies,
+      "Content-Type": "application/x-www-form-urlencoded",
+      ...headers,
+    },
+  });
+}
+
+async function poll(state: string) {
+  return cli("GET", `/api/v1/cli/auth/poll?state=${state}`);
+}
+
+/** Signs in through the link and approves: the login is then the person's. */
+async function signInAndApprove(verificationUrl: string, email: string): Promise<Response> {
+  const browser = await signInThroughLink(verificationUrl, email);
+  expect(browser.page.status).toBe(200);
+  return approve(browser);
 }
 
 describe("the command-line login link (/cli/login) through the dashboard sign-in", () => {
-  it("remembers the state in a short-lived cookie and hands the browser to the sign-in", async () => {
-    const { state, verification_url } = await startCliLogin();
+  it("carries a secret of its own, not the state the tool polls with, into a short-lived cookie", async () => {
+    const { state, user_code, verification_url } = await startCliLogin();
     const link = new URL(verification_url);
     expect(link.pathname).toBe("/cli/login");
+    expect(verification_url).not.toContain(state);
+    const secret = link.searchParams.get("login") ?? "";
+    expect(secret).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(link.searchParams.get("code")).toBe(user_code);
     const page = await SELF.fetch(`${BASE}${link.pathname}${link.search}`, {
       redirect: "manual",
       headers: { "CF-Connecting-IP": freshIp() },
@@ -60,32 +110,76 @@ describe("the command-line login link (/cli/login) through the dashboard sign-in
     expect(page.status).toBe(302);
     expect(page.headers.get("Cache-Control")).toBe("no-store");
     const line = page.headers.get("Set-Cookie") ?? "";
-    expect(line).toContain(`__Host-affiliate_cli_login=${state}`);
+    expect(line).toContain(`__Host-affiliate_cli_login=${secret}`);
     expect(line).toMatch(/HttpOnly; Secure; SameSite=Lax; Max-Age=300/);
+    // Whoever saw the link cannot poll the token out with it.
+    const polled = await poll(secret);
+    expect(polled.status).toBe(404);
+    expect(polled.body.error).toMatchObject({ message: "Session not found" });
   });
 
-  it("signing in completes the login: the page names the code, one poll hands out the token", async () => {
+  it("signing in asks the person to approve the code; nothing is bound until they do", async () => {
     const email = `${unique("link-dev")}@brand.example`;
     const { state, user_code, verification_url } = await startCliLogin();
-    const done = await signInThroughLink(verification_url, email);
-    expect(done.status).toBe(200);
-    expect(done.headers.get("Content-Type")).toMatch(/^text\/html/);
-    const html = await done.text();
-    expect(html).toContain("Return to your terminal");
+    const browser = await signInThroughLink(verification_url, email);
+    expect(browser.page.status).toBe(200);
+    expect(browser.page.headers.get("Content-Type")).toMatch(/^text\/html/);
+    const html = await browser.page.text();
+    expect(html).toContain("Approve the command-line sign-in?");
     expect(html).toContain(user_code);
-    // The browser is signed in to the dashboard too, and the login cookie is cleared.
-    const cookies = setCookies(done);
+    expect(html).toContain('<form method="post" action="/cli/login/approve">');
+    // Signed in to the dashboard; the link's cookie is kept for the approval.
+    const cookies = setCookies(browser.page);
     expect(cookies.get("__Host-affiliate_session")).toMatch(/^dst_/);
-    expect(cookies.get("__Host-affiliate_cli_login")).toBe("");
+    expect(cookies.has("__Host-affiliate_cli_login")).toBe(false);
+    expect((await poll(state)).body).toMatchObject({ success: true, data: { status: "pending" } });
 
-    const polled = (await cli("GET", `/api/v1/cli/auth/poll?state=${state}`)).body.data as { token: string };
+    const approved = await approve(browser);
+    expect(approved.status).toBe(200);
+    expect(approved.headers.get("Content-Type")).toMatch(/^text\/html/);
+    const done = await approved.text();
+    expect(done).toContain("Return to your terminal");
+    expect(done).toContain(user_code);
+    expect(setCookies(approved).get("__Host-affiliate_cli_login")).toBe("");
+
+    const polled = (await poll(state)).body.data as { token: string };
     expect(polled).toMatchObject({ status: "complete", email });
     expect((await cli("GET", "/api/v1/cli/programs", { token: polled.token })).status).toBe(200);
   });
 
+  it.each([
+    ["without an Origin", {}],
+    ["from another site", { Origin: "https://evil.example" }],
+  ])("an approval %s is refused (403) and binds nothing", async (_name, headers) => {
+    const { state, verification_url } = await startCliLogin();
+    const browser = await signInThroughLink(verification_url, `${unique("csrf")}@brand.example`);
+    const refused = await approve(browser, headers);
+    expect(refused.status).toBe(403);
+    expect(await refused.json()).toEqual({
+      data: null,
+      error: { status: 403, name: "ForbiddenError", message: "Cross-site request refused", details: {} },
+    });
+    expect((await poll(state)).body).toMatchObject({ success: true, data: { status: "pending" } });
+  });
+
+  it("an approval without a dashboard sign-in is refused (401) and binds nothing", async () => {
+    const { state, verification_url } = await startCliLogin();
+    const browser = await signInThroughLink(verification_url, `${unique("nosession")}@brand.example`);
+    const onlyLinkCookie = browser.cookies
+      .split("; ")
+      .filter((pair) => pair.startsWith("__Host-affiliate_cli_login="))
+      .join("; ");
+    const refused = await approve({ ...browser, cookies: onlyLinkCookie });
+    expect(refused.status).toBe(401);
+    expect(await refused.json()).toMatchObject({ error: { status: 401, message: "Sign-in required" } });
+    expect((await poll(state)).body).toMatchObject({ success: true, data: { status: "pending" } });
+  });
+
   it("a refused person sees why, and the tool's poll answers the same 403 instead of waiting", async () => {
     const { state, verification_url } = await startCliLogin();
-    const refused = await signInThroughLink(verification_url, `${unique("unverified")}@brand.example`, false);
+    const refused = (
+      await signInThroughLink(verification_url, `${unique("unverified")}@brand.example`, false)
+    ).page;
     expect(refused.status).toBe(403);
     expect(refused.headers.get("Content-Type")).toMatch(/^text\/html/);
     expect(await refused.text()).toContain(
@@ -94,7 +188,7 @@ describe("the command-line login link (/cli/login) through the dashboard sign-in
     const cookies = setCookies(refused);
     expect(cookies.get("__Host-affiliate_cli_login")).toBe("");
     expect(cookies.has("__Host-affiliate_session")).toBe(false);
-    const polled = await cli("GET", `/api/v1/cli/auth/poll?state=${state}`);
+    const polled = await poll(state);
     expect(polled.status).toBe(403);
     expect(polled.body.error).toMatchObject({
       status: 403,
@@ -106,39 +200,50 @@ describe("the command-line login link (/cli/login) through the dashboard sign-in
     const { state, verification_url } = await startCliLogin();
     await signInThroughLink(verification_url, `${unique("unverified")}@brand.example`, false);
     const later = await signInThroughLink(verification_url, `${unique("later")}@brand.example`);
-    expect(await later.text()).toContain("expired or was already used");
-    expect((await cli("GET", `/api/v1/cli/auth/poll?state=${state}`)).status).toBe(403);
+    expect(await later.page.text()).toContain("expired or was already used");
+    expect(setCookies(later.page).get("__Host-affiliate_cli_login")).toBe("");
+    expect((await poll(state)).status).toBe(403);
 
     const used = await startCliLogin();
-    await signInThroughLink(used.verification_url, `${unique("first")}@brand.example`);
-    const refused = await signInThroughLink(
-      used.verification_url,
-      `${unique("unverified")}@brand.example`,
-      false,
-    );
+    await signInAndApprove(used.verification_url, `${unique("first")}@brand.example`);
+    const refused = (
+      await signInThroughLink(used.verification_url, `${unique("unverified")}@brand.example`, false)
+    ).page;
     expect(refused.status).toBe(403);
     const page = await refused.text();
     expect(page).toContain("Sign-in refused");
     expect(page).not.toContain("stops waiting");
-    const polled = await cli("GET", `/api/v1/cli/auth/poll?state=${used.state}`);
-    expect(polled.body).toMatchObject({ success: true, data: { status: "complete" } });
+    expect((await poll(used.state)).body).toMatchObject({ success: true, data: { status: "complete" } });
   });
 
   it("a link used once does not sign in a second browser", async () => {
     const { state, verification_url } = await startCliLogin();
-    await signInThroughLink(verification_url, `${unique("first")}@brand.example`);
+    await signInAndApprove(verification_url, `${unique("first")}@brand.example`);
     const second = await signInThroughLink(verification_url, `${unique("second")}@brand.example`);
-    expect(second.status).toBe(200);
-    expect(await second.text()).toContain("expired or was already used");
-    const polled = (await cli("GET", `/api/v1/cli/auth/poll?state=${state}`)).body.data as { email: string };
+    expect(second.page.status).toBe(200);
+    expect(await second.page.text()).toContain("expired or was already used");
+    const polled = (await poll(state)).body.data as { email: string };
+    expect(polled.email).toMatch(/^first-/);
+  });
+
+  it("of two browsers waiting on the approval page, the first to approve has the login; the other is told", async () => {
+    const { state, verification_url } = await startCliLogin();
+    const first = await signInThroughLink(verification_url, `${unique("first")}@brand.example`);
+    const second = await signInThroughLink(verification_url, `${unique("second")}@brand.example`);
+    expect(await first.page.text()).toContain("Approve the command-line sign-in?");
+    expect(await second.page.text()).toContain("Approve the command-line sign-in?");
+    expect(await (await approve(first)).text()).toContain("Return to your terminal");
+    expect(await (await approve(second)).text()).toContain("expired or was already used");
+    const polled = (await poll(state)).body.data as { email: string };
     expect(polled.email).toMatch(/^first-/);
   });
 
   it.each([
-    ["no state", ""],
-    ["an empty state", "?state="],
-    ["a state too short", "?state=abc"],
-    ["a state with characters outside base64url", `?state=${"a".repeat(42)}%2F`],
+    ["no secret", ""],
+    ["an empty secret", "?login="],
+    ["a secret too short", "?login=abc"],
+    ["a secret with characters outside base64url", `?login=${"a".repeat(42)}%2F`],
+    ["the old state parameter", `?state=${"a".repeat(43)}`],
   ])("refuses %s with 400 in the platform envelope", async (_name, query) => {
     const response = await SELF.fetch(`${BASE}/cli/login${query}`, {
       redirect: "manual",
@@ -151,7 +256,7 @@ describe("the command-line login link (/cli/login) through the dashboard sign-in
       error: {
         status: 400,
         name: "BadRequestError",
-        message: "state is required and must be a login state",
+        message: "login is required and must be a login link's secret",
         details: {},
       },
     });

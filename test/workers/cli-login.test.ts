@@ -10,7 +10,7 @@ import { db, freshIp } from "./harness.ts";
 const poll = (state: string) => cli("GET", `/api/v1/cli/auth/poll?state=${encodeURIComponent(state)}`);
 
 describe("command-line login: start and poll", () => {
-  it("starts a 5-minute session with a state, a sign-in URL carrying it and a short code", async () => {
+  it("starts a 5-minute session with a state, a sign-in URL carrying a secret of its own and a short code", async () => {
     const before = Date.now();
     const started = await cli("POST", "/api/v1/cli/auth/start");
     expect(started.status).toBe(200);
@@ -20,7 +20,10 @@ describe("command-line login: start and poll", () => {
     expect(String(data.user_code)).toMatch(/^[B-Z]{4}-[B-Z]{4}$/);
     const url = new URL(String(data.verification_url));
     expect(url.pathname).toBe("/cli/login");
-    expect(url.searchParams.get("state")).toBe(data.state);
+    expect(url.searchParams.has("state")).toBe(false);
+    const linkSecret = url.searchParams.get("login") ?? "";
+    expect(linkSecret).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(linkSecret).not.toBe(data.state);
     expect(url.searchParams.get("code")).toBe(data.user_code);
     expect(data.poll_interval_seconds).toBe(2);
     const lifetime = new Date(String(data.expires_at)).getTime() - before;
@@ -28,12 +31,12 @@ describe("command-line login: start and poll", () => {
     expect(lifetime).toBeLessThanOrEqual(301_000);
     expect(started.headers.get("X-Request-ID")).toMatch(/^req_/);
     expect(started.headers.get("X-RateLimit-Limit")).toBe("60");
-    // Only the state's hash is stored.
+    // Only the hashes of the state and of the link's secret are stored.
     const [row] = await db
       .select()
       .from(cliLoginSessions)
       .where(eq(cliLoginSessions.stateHash, await sha256Hex(String(data.state))));
-    expect(row).toMatchObject({ status: "pending", userId: null });
+    expect(row).toMatchObject({ status: "pending", userId: null, browserHash: await sha256Hex(linkSecret) });
   });
 
   it("answers pending, then hands the token out once; a second poll is refused", async () => {

@@ -462,6 +462,7 @@ const TENANTLESS = [
   "GET /api/v1/cli/auth/poll",
   "POST /api/v1/cli/auth/logout",
   "GET /cli/login",
+  "POST /cli/login/approve",
   "GET /api/v1/programs/stripe-connect/callback",
   "GET /openapi.json",
   "GET /docs",

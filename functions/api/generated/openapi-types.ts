@@ -518,7 +518,7 @@ export interface paths {
         };
         /**
          * The provider's redirect back: exchanges the code and signs the person in
-         * @description Sets the dashboard sign-in cookie (`__Host-affiliate_session`, HttpOnly, Secure, SameSite=Lax) and redirects to the dashboard page (`/dashboard`); when the sign-in was started from a command-line login link (`/cli/login`), it also completes that login and answers a page telling the person to return to the terminal. An unverified provider email (checked first) and a suspended account are refused with 403 and `details.code` `PROVIDER_EMAIL_NOT_VERIFIED` / `ACCOUNT_BLOCKED`.
+         * @description Sets the dashboard sign-in cookie (`__Host-affiliate_session`, HttpOnly, Secure, SameSite=Lax) and redirects to the dashboard page (`/dashboard`); when the sign-in was started from a command-line login link (`/cli/login`), it answers a page asking the person to approve the code their terminal shows (a form posting to `/cli/login/approve`, which completes that login). An unverified provider email (checked first) and a suspended account are refused with 403 and `details.code` `PROVIDER_EMAIL_NOT_VERIFIED` / `ACCOUNT_BLOCKED`.
          */
         get: operations["getAuthCallback"];
         put?: never;
@@ -1805,7 +1805,7 @@ export interface components {
                  * @example BCDF-GHJK
                  */
                 user_code: string;
-                /** @description The sign-in page to open, carrying the state */
+                /** @description The sign-in page to open; it carries a secret of its own, not the state */
                 verification_url: string;
                 poll_interval_seconds: number;
                 /** @description ISO 8601; 5 minutes after the start */

@@ -6,7 +6,7 @@ import {
   issueSignInToken,
   sessionCookie,
 } from "../../../../lib/auth/sign-in-tokens.ts";
-import { completeLoginForPerson, refuseLoginForPerson } from "../../../../lib/cli/complete-login.ts";
+import { loginAwaitingApproval, refuseLoginForPerson } from "../../../../lib/cli/complete-login.ts";
 import { loginResultPage } from "../../../../lib/cli/login-result-page.ts";
 import { badRequest } from "../../../../lib/errors/api-error.ts";
 import { platformErrorResponse, rateLimitedResponse } from "../../../../lib/errors/openapi-responses.ts";
@@ -17,7 +17,7 @@ import { personRefusalError } from "../../../../lib/identity/identity-errors.ts"
 import { OAUTH_STATE_LIFETIME_SECONDS } from "../../../../lib/identity/oauth-state-store.ts";
 import { finishSignIn, startSignIn } from "../../../../lib/identity/sign-in-flow.ts";
 import { rateLimits } from "../../../../lib/ratelimit/policies.ts";
-import { CLI_LOGIN_COOKIE, cliLoginCookie } from "../cli/login-page.ts";
+import { CLI_LOGIN_APPROVE_PATH, CLI_LOGIN_COOKIE, cliLoginCookie } from "../cli/login-page.ts";
 
 /** Ties the callback to the browser that started the sign-in (login CSRF); lives as long as the flow. */
 export const SIGN_IN_STATE_COOKIE = "__Host-affiliate_sign_in_state";
@@ -63,8 +63,8 @@ export const callbackRoute = createRoute({
   description:
     "Sets the dashboard sign-in cookie (`__Host-affiliate_session`, HttpOnly, Secure, SameSite=Lax) and " +
     "redirects to the dashboard page (`/dashboard`); when the sign-in was started from a command-line login link " +
-    "(`/cli/login`), it also completes that login and answers a page telling the person to return to the " +
-    "terminal. An unverified provider email (checked first) and a suspended " +
+    "(`/cli/login`), it answers a page asking the person to approve the code their terminal shows (a form " +
+    "posting to `/cli/login/approve`, which completes that login). An unverified provider email (checked first) and a suspended " +
     "account are refused with 403 and `details.code` `PROVIDER_EMAIL_NOT_VERIFIED` / `ACCOUNT_BLOCKED`.",
   request: { query: z.object({ state: z.string().optional(), code: z.string().optional() }).passthrough() },
   responses: {
@@ -128,7 +128,7 @@ export function registerSignIn(app: OpenAPIHono<AppEnv>): void {
       if (refusedCliLogin) {
         c.header("Set-Cookie", cliLoginCookie("", 0), { append: true });
         const ended = await refuseLoginForPerson(db, clock, {
-          state: refusedCliLogin,
+          browserSecret: refusedCliLogin,
           reason: result.reason,
         });
         return c.html(loginResultPage({ outcome: "refused", reason: result.reason, loginEnded: ended }), 403);
@@ -140,12 +140,17 @@ export function registerSignIn(app: OpenAPIHono<AppEnv>): void {
     c.get("log").info("signed in", { user_id: result.userId });
     c.header("Set-Cookie", sessionCookie(issued.token, ABSOLUTE_LIFETIME_SECONDS), { append: true });
 
-    const cliLoginState = cookieValue(c.req.header("Cookie"), CLI_LOGIN_COOKIE);
-    if (cliLoginState) {
-      c.header("Set-Cookie", cliLoginCookie("", 0), { append: true });
-      const login = await completeLoginForPerson(db, clock, { state: cliLoginState, userId: result.userId });
+    // Signed in through a command-line login link: the person approves its code before the login is theirs
+    // (the link's cookie stays for the approval; a link no longer open says so at once).
+    const cliLoginSecret = cookieValue(c.req.header("Cookie"), CLI_LOGIN_COOKIE);
+    if (cliLoginSecret) {
+      const login = await loginAwaitingApproval(db, clock, { browserSecret: cliLoginSecret });
       c.get("log").info("cli login via sign-in", { outcome: login.outcome });
-      return c.html(loginResultPage(login), 200);
+      if (login.outcome !== "awaiting_approval") {
+        c.header("Set-Cookie", cliLoginCookie("", 0), { append: true });
+        return c.html(loginResultPage(login), 200);
+      }
+      return c.html(loginResultPage({ ...login, approveAction: CLI_LOGIN_APPROVE_PATH }), 200);
     }
     return c.redirect(AFTER_SIGN_IN, 303);
   });

@@ -1,36 +1,66 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
+import { cookieValue } from "../../../../lib/auth/sign-in-tokens.ts";
+import { completeLoginForPerson } from "../../../../lib/cli/complete-login.ts";
+import { loginResultPage } from "../../../../lib/cli/login-result-page.ts";
 import { badRequest } from "../../../../lib/errors/api-error.ts";
 import type { AppEnv } from "../../../../lib/http/app-env.ts";
 import { errorPolicy } from "../../../../lib/http/dependencies.ts";
 import { rateLimit } from "../../../../lib/http/rate-limit.ts";
+import { requireSession } from "../../../../lib/http/require-session.ts";
 import { rateLimits } from "../../../../lib/ratelimit/policies.ts";
 
-/** Carries a command-line login's state through the dashboard sign-in; lives as long as the login session. */
+/** Carries a command-line login's link secret through the dashboard sign-in; lives as long as the session. */
 export const CLI_LOGIN_COOKIE = "__Host-affiliate_cli_login";
 const CLI_LOGIN_COOKIE_SECONDS = 300;
 export const CLI_LOGIN_PATH = "/cli/login";
-export const LOGIN_STATE_INVALID_MESSAGE = "state is required and must be a login state";
+export const CLI_LOGIN_APPROVE_PATH = "/cli/login/approve";
+export const LOGIN_LINK_INVALID_MESSAGE = "login is required and must be a login link's secret";
 
-/** A login state is 256 random bits in base64url (no padding): 43 characters. */
-const LOGIN_STATE = /^[A-Za-z0-9_-]{43}$/;
+/** A link's secret is 256 random bits in base64url (no padding): 43 characters. */
+const LOGIN_LINK_SECRET = /^[A-Za-z0-9_-]{43}$/;
 
-export function cliLoginCookie(state: string, maxAge: number): string {
-  return `${CLI_LOGIN_COOKIE}=${state}; Path=/; HttpOnly; Secure; SameSite=Lax; Max-Age=${maxAge}`;
+export function cliLoginCookie(secret: string, maxAge: number): string {
+  return `${CLI_LOGIN_COOKIE}=${secret}; Path=/; HttpOnly; Secure; SameSite=Lax; Max-Age=${maxAge}`;
 }
 
 /**
- * The page `auth/start`'s `verification_url` points to (`/cli/login?state=...&code=...`). It remembers the
- * login state in a short-lived cookie and hands the browser to the dashboard sign-in; the sign-in callback
- * then completes the command-line login for the person who signed in (see `routes/auth/sign-in.ts`). An HTML
- * page, not part of the JSON API, so it is not in the OpenAPI document.
+ * The page `auth/start`'s `verification_url` points to (`/cli/login?login=...&code=...`). It remembers the
+ * link's secret in a short-lived cookie and hands the browser to the dashboard sign-in; the sign-in callback
+ * then asks the person to approve the code their terminal shows (see `routes/auth/sign-in.ts`), and the
+ * approval (`POST /cli/login/approve`) completes the command-line login for them. HTML pages, not part of the
+ * JSON API, so they are not in the OpenAPI document.
  */
 export function registerCliLoginPage(app: OpenAPIHono<AppEnv>): void {
   app.use(CLI_LOGIN_PATH, errorPolicy("Sign-in failed"), rateLimit(rateLimits.signIn));
   app.get(CLI_LOGIN_PATH, (c) => {
-    const state = c.req.query("state");
-    if (!state || !LOGIN_STATE.test(state)) throw badRequest(LOGIN_STATE_INVALID_MESSAGE);
-    c.header("Set-Cookie", cliLoginCookie(state, CLI_LOGIN_COOKIE_SECONDS));
+    const secret = c.req.query("login");
+    if (!secret || !LOGIN_LINK_SECRET.test(secret)) throw badRequest(LOGIN_LINK_INVALID_MESSAGE);
+    c.header("Set-Cookie", cliLoginCookie(secret, CLI_LOGIN_COOKIE_SECONDS));
     c.header("Cache-Control", "no-store");
     return c.redirect("/api/v1/auth/sign-in", 302);
+  });
+
+  // The person approves with the dashboard sign-in the callback just gave their browser (its cookie, whose
+  // write `requireSession` takes only from this service's own Origin) and the link's cookie: both SameSite=Lax,
+  // so another site's form cannot approve for them.
+  app.use(
+    CLI_LOGIN_APPROVE_PATH,
+    errorPolicy("Sign-in failed"),
+    rateLimit(rateLimits.signIn),
+    requireSession,
+  );
+  app.post(CLI_LOGIN_APPROVE_PATH, async (c) => {
+    const { db, clock } = c.get("deps");
+    const secret = cookieValue(c.req.header("Cookie"), CLI_LOGIN_COOKIE);
+    c.header("Set-Cookie", cliLoginCookie("", 0));
+    c.header("Cache-Control", "no-store");
+    if (!secret || !LOGIN_LINK_SECRET.test(secret)) {
+      return c.html(loginResultPage({ outcome: "refused", reason: "session_not_found" }), 200);
+    }
+    const session = c.get("session");
+    if (!session) throw new Error("requireSession set no session");
+    const login = await completeLoginForPerson(db, clock, { browserSecret: secret, userId: session.userId });
+    c.get("log").info("cli login approved", { outcome: login.outcome });
+    return c.html(loginResultPage(login), 200);
   });
 }
