@@ -191,6 +191,25 @@ describe("dashboard routes: who may call them", () => {
     });
   }
 
+  it.each([
+    ["test", { event_type: "bogus" }],
+    ["test", { event_type: "click", extra: { nested: [1] } }],
+    ["check-test-events", { events: [] }],
+    ["check-test-events", {}],
+  ])(
+    "%s: another workspace's program_id is refused (403) before the rest of the body %j is checked",
+    async (name, rest) => {
+      const response = await call("POST", `/api/tracking/${name}`, {
+        token: owner.token,
+        body: { program_id: foreignProgram.programId, ...rest },
+      });
+      expect({ status: response.status, body: response.body }).toEqual({
+        status: 403,
+        body: platform(403, ACCESS_REFUSED),
+      });
+    },
+  );
+
   it("lets a member in by cookie and by Bearer sign-in token (a read, and a cookie POST from the same origin)", async () => {
     for (const auth of [{ cookie: owner.token }, { token: owner.token }]) {
       const status = await callRoute(dashboardRoutes(program.programId)[0], auth);

@@ -1,5 +1,6 @@
 import type { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
+import { createMiddleware } from "hono/factory";
 import {
   programAccessRefused,
   requireProgramMembership,
@@ -33,6 +34,23 @@ export async function requireProgramAccess(c: Context<AppEnv>, programId: number
   const membership = await requireProgramMembership(c.get("deps").db, session.userId, id);
   if (!membership.ok) throw programAccessRefused();
 }
+
+/**
+ * The two POST routes name their program in the body: its membership is checked before the rest of the body
+ * is validated, as the routes with the program in the path do (README: membership 403, then query and body
+ * errors), so a stranger learns nothing of another program from the body's errors. A `program_id` that is not
+ * an id is the validator's 400; the handler checks access again with the validated body, so no body reaches
+ * the program without it.
+ */
+export const programOfBodyAccessFirst = createMiddleware<AppEnv>(async (c, next) => {
+  const body: unknown = await c.req.json().catch(() => undefined);
+  const programId =
+    body && typeof body === "object" ? (body as { program_id?: unknown }).program_id : undefined;
+  if (typeof programId === "number" && Number.isSafeInteger(programId) && programId > 0) {
+    await requireProgramAccess(c, programId);
+  }
+  await next();
+});
 
 /**
  * Validation failures of these routes name the parameter: 400 with

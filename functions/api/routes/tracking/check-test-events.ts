@@ -11,6 +11,7 @@ import {
   bodyErrors,
   dashboardErrors,
   dashboardMiddleware,
+  programOfBodyAccessFirst,
   requireProgramAccess,
   sessionSecurity,
   validationHook,
@@ -42,6 +43,7 @@ export function registerTrackingCheckTestEvents(app: OpenAPIHono<AppEnv>): void 
   app.use(
     trackingCheckTestEventsRoute.path,
     ...dashboardMiddleware("Failed to check test events", rateLimits.trackingRead, true),
+    programOfBodyAccessFirst,
   );
   app.openapi(
     trackingCheckTestEventsRoute,

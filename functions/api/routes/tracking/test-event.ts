@@ -11,6 +11,7 @@ import {
   bodyErrors,
   dashboardErrors,
   dashboardMiddleware,
+  programOfBodyAccessFirst,
   requireProgramAccess,
   sessionSecurity,
   validationHook,
@@ -44,6 +45,7 @@ export function registerTrackingTest(app: OpenAPIHono<AppEnv>): void {
   app.use(
     trackingTestRoute.path,
     ...dashboardMiddleware("Failed to process test event", rateLimits.trackingWrite, true),
+    programOfBodyAccessFirst,
   );
   app.openapi(
     trackingTestRoute,
