@@ -44,11 +44,14 @@ export type StartConnectResult = { ok: true; authorizeUrl: string } | { ok: fals
 
 export async function startStripeConnect(
   db: Database,
-  config: StripeConnectConfig,
+  /** Unset when the platform's key and client id are not configured: a 500, but only for a member. */
+  config: StripeConnectConfig | undefined,
   input: { userId: number; programId: number | undefined; redirectUri: string; now: Date },
 ): Promise<StartConnectResult> {
+  // Membership first: a stranger learns nothing of the program, or of the deployment, from the answer.
   const membership = await requireProgramMembership(db, input.userId, input.programId);
   if (!membership.ok || input.programId === undefined) return { ok: false, reason: "no_access" };
+  if (!config) throw new Error("payments provider Connect is not configured");
   const state = newState();
   await saveOauthState(
     db,

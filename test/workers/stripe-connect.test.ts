@@ -1,6 +1,7 @@
 import { and, eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { PROGRAM_ACCESS_REFUSED } from "../../lib/auth/require-program-membership.ts";
+import { startStripeConnect } from "../../lib/stripe/connect-oauth.ts";
 import { auditLog } from "../../schema/index.ts";
 import { BASE, call } from "./dashboard-sign-in.ts";
 import { db } from "./harness.ts";
@@ -147,5 +148,23 @@ describe("payments provider Connect OAuth", () => {
     expect(foreign.body).toEqual(platform(403, PROGRAM_ACCESS_REFUSED));
     const anonymous = await call("GET", `/api/v1/programs/${owner.programId}/stripe-connect`);
     expect(anonymous.body).toEqual(platform(401, "Sign-in required"));
+  });
+
+  it("on a deployment without Connect configured: a stranger is refused (403), only a member meets the 500", async () => {
+    const owner = await ownerWithProgram();
+    const stranger = await signedInPerson();
+    const input = (userId: number) => ({
+      userId,
+      programId: owner.programId,
+      redirectUri: `${BASE}/api/v1/programs/stripe-connect/callback`,
+      now: new Date(),
+    });
+    expect(await startStripeConnect(db, undefined, input(stranger.userId))).toEqual({
+      ok: false,
+      reason: "no_access",
+    });
+    await expect(startStripeConnect(db, undefined, input(owner.userId))).rejects.toThrow(
+      "payments provider Connect is not configured",
+    );
   });
 });

@@ -67,7 +67,7 @@ export function registerStripeConnect(app: OpenAPIHono<AppEnv>): void {
   app.use(CALLBACK_PATH, ...guard);
   app.openapi(startConnectRoute, async (c) => {
     const { db, clock, config } = c.get("deps");
-    const result = await startStripeConnect(db, connectConfig(config), {
+    const result = await startStripeConnect(db, config.stripeConnect, {
       userId: c.get("session")!.userId,
       programId: parseProgramId(c.req.valid("param").id),
       redirectUri: `${new URL(c.req.url).origin}${CALLBACK_PATH}`,
