@@ -69,6 +69,7 @@ program
   .option("--duration-months <n>", "recurring types: months paid, 0 = lifetime")
   .option("--cookie-duration <days>", "attribution window in days, 1 to 365")
   .option("--no-interactive", "never prompt: fail on anything missing")
+  .option("--force", "replace an existing .affiliate-tracking.json (the key it holds is not shown again)")
   .action(run<InitFlags>(init));
 program.command("programs").description("list your programs").action(run(programs));
 program

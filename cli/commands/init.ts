@@ -3,7 +3,12 @@ import { callApi } from "../api-client.ts";
 import { masked } from "../credentials-store.ts";
 import { CliError, exitCodes } from "../exit-codes.ts";
 import { emit, type GlobalOptions } from "../output.ts";
-import { projectConfigFile, projectConfigPath, writeProjectConfig } from "../project-config.ts";
+import {
+  projectConfigFile,
+  projectConfigPath,
+  readProjectConfig,
+  writeProjectConfig,
+} from "../project-config.ts";
 import { requireLogin } from "../session.ts";
 import { integrationSnippets } from "../snippets.ts";
 
@@ -15,6 +20,8 @@ export interface InitFlags {
   durationMonths?: string;
   cookieDuration?: string;
   interactive: boolean;
+  /** Replace an existing project config file (its program keeps running; only this folder forgets its key). */
+  force?: boolean;
 }
 
 const commissionTypes = ["percent", "fixed", "recurring_percent", "recurring_fixed"] as const;
@@ -33,11 +40,18 @@ async function ask(message: string, placeholder?: string): Promise<string> {
   return answer.trim();
 }
 
-/** A number flag as the person typed it; the server's rules (spec section 7) judge its value. */
-function numberOf(flag: string, value: string | undefined): number | undefined {
+/** A decimal number as a person writes one: `20`, `7.5`, `-1`, `1e3`; not `0x10`, `Infinity` or ` `. */
+const decimalNumber = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/;
+
+/**
+ * A number flag as the person typed it; the server's rules (spec section 7) judge its value. Only decimal
+ * notation: `Number` also reads `0x10` as 16 (a 16-day window from a typo) and `Infinity`, which JSON sends as
+ * `null` (answered as a missing field).
+ */
+export function numberOf(flag: string, value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
-  const parsed = Number(value);
-  if (value.trim() === "" || Number.isNaN(parsed))
+  const parsed = Number(value.trim());
+  if (!decimalNumber.test(value.trim()) || !Number.isFinite(parsed))
     throw new CliError(`--${flag} must be a number (got "${value}")`, exitCodes.usage);
   return parsed;
 }
@@ -48,6 +62,15 @@ function numberOf(flag: string, value: string | undefined): number | undefined {
  * API key (shown this once) to the project config file and prints the snippets to add.
  */
 export async function init(options: GlobalOptions & InitFlags): Promise<void> {
+  const existing = await readProjectConfig();
+  if (existing && !options.force) {
+    // The file holds the only copy the tool has of that program's key (shown once): never lose it unasked.
+    throw new CliError(
+      `${projectConfigPath()} already holds the key of program ${existing.program_id}. Run init in another folder, ` +
+        "or pass --force to replace the file (that program keeps running; a workspace owner can regenerate its key in the dashboard).",
+      exitCodes.usage,
+    );
+  }
   const login = await requireLogin(options.baseUrl);
   const missing = (["name", "domain", "commissionType", "commissionRate"] as const).filter(
     (k) => options[k] === undefined,

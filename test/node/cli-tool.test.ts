@@ -171,6 +171,24 @@ describe("the command-line tool against the local stack", () => {
     expect(config).toMatchObject({ program_id: program.program.id });
     expect(config.api_key).toMatch(/^sk_live_/);
 
+    // A second init in the same folder would lose the first program's key (shown once): refused, nothing made.
+    const again = await tool(
+      "--json",
+      "init",
+      "--no-interactive",
+      "--name",
+      "Acme 2",
+      "--domain",
+      "acme.example",
+      "--commission-type",
+      "percent",
+      "--commission-rate",
+      "20",
+    );
+    expect(again.code).toBe(2);
+    expect(again.stdout + again.stderr).toContain("pass --force to replace the file");
+    expect(JSON.parse(await readFile(join(workDir, ".affiliate-tracking.json"), "utf8"))).toEqual(config);
+
     const listed = json(await tool("--json", "programs"));
     expect(listed.programs.map((p: { id: number }) => p.id)).toEqual([program.program.id]);
 
