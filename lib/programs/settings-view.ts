@@ -65,9 +65,14 @@ export function settingsSummary(s: ProgramSettings, keys: readonly StoredKey[]):
   ];
 }
 
-/** The settings response's `data`: machine fields, masked keys, and the summary lines. */
-export function settingsView(stored: StoredSettings) {
+/**
+ * The settings response's `data`: machine fields, masked keys, and the summary lines. The keys are those still
+ * in use at `now`: a key past its rotation deadline answers every request 401 (spec section 5), so it is no
+ * key of the program any more, only a row kept for its history.
+ */
+export function settingsView(stored: StoredSettings, now: Date) {
   const s = stored.settings;
+  const keys = stored.keys.filter((key) => key.rotateBy === null || key.rotateBy.getTime() > now.getTime());
   return {
     program_id: stored.programId,
     workspace_id: stored.advertiserId,
@@ -91,9 +96,9 @@ export function settingsView(stored: StoredSettings) {
       hold_flagged_commissions: s.holdFlaggedCommissions,
       email_attribution_settled_leads_only: s.emailAttributionSettledLeadsOnly,
     },
-    api_key: currentKey(stored.keys, false),
-    test_api_key: currentKey(stored.keys, true),
-    api_keys: stored.keys.map(keyView),
-    summary: settingsSummary(s, stored.keys),
+    api_key: currentKey(keys, false),
+    test_api_key: currentKey(keys, true),
+    api_keys: keys.map(keyView),
+    summary: settingsSummary(s, keys),
   };
 }

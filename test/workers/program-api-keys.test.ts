@@ -73,6 +73,23 @@ describe("POST /api/v1/programs/:id/api-keys/regenerate", () => {
     const fresh = await readiness(response.body.data.api_key);
     expect(fresh.status).toBe(200);
     expect(fresh.headers.get("Deprecation")).toBeNull();
+    const masked = (key: string) => `${key.slice(0, 12)}...${key.slice(-4)}`;
+    const liveKeysInSettings = async () => {
+      const settings = await call("GET", `/api/v1/programs/${owner.programId}/settings`, {
+        token: owner.token,
+      });
+      const keys = settings.body.data.api_keys as {
+        mode: string;
+        masked: string;
+        rotate_by: string | null;
+      }[];
+      return keys.filter((key) => key.mode === "live");
+    };
+    // Both keys are in use until the deadline: the settings list both.
+    expect(await liveKeysInSettings()).toEqual([
+      expect.objectContaining({ masked: masked(response.body.data.api_key), rotate_by: null }),
+      expect.objectContaining({ masked: masked(owner.apiKey), rotate_by: deadline }),
+    ]);
 
     // The deadline passes.
     await db
@@ -82,6 +99,10 @@ describe("POST /api/v1/programs/:id/api-keys/regenerate", () => {
     const retired = await readiness(owner.apiKey);
     expect(retired.status).toBe(401);
     expect(retired.body.error.code).toBe("api_key_rotation_required");
+    // A retired key is no key of the program any more: the settings list only the new one.
+    expect(await liveKeysInSettings()).toEqual([
+      expect.objectContaining({ masked: masked(response.body.data.api_key), rotate_by: null }),
+    ]);
   });
 
   it("test keys likewise, and only the test key", async () => {

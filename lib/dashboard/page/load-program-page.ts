@@ -80,7 +80,7 @@ export async function loadProgramPage(
   return {
     role: membership.role,
     readiness: readiness.verdict,
-    settings: settingsView(stored),
+    settings: settingsView(stored, clock.now()),
     links: links.links,
     partners,
     events,

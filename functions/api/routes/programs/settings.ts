@@ -170,13 +170,13 @@ export function registerProgramSettings(app: OpenAPIHono<AppEnv>): void {
     limitBody(),
   );
   app.openapi(getSettingsRoute, async (c) => {
-    const { db } = c.get("deps");
+    const { db, clock } = c.get("deps");
     const programId = parseProgramId(c.req.valid("param").id);
     const membership = await requireProgramMembership(db, c.get("session")!.userId, programId);
     if (!membership.ok || programId === undefined) throw programAccessRefused();
     const stored = await readProgramSettings(db, programId);
     if (!stored) throw programAccessRefused();
-    return c.json({ success: true as const, data: settingsView(stored) }, 200);
+    return c.json({ success: true as const, data: settingsView(stored, clock.now()) }, 200);
   });
   app.openapi(patchSettingsRoute, async (c) => {
     const { db, clock } = c.get("deps");
@@ -195,7 +195,10 @@ export function registerProgramSettings(app: OpenAPIHono<AppEnv>): void {
     }
     c.get("log").info("program settings changed", { program_id: programId, fields: result.changed.length });
     return c.json(
-      { success: true as const, data: { ...settingsView(result.stored), changed: result.changed } },
+      {
+        success: true as const,
+        data: { ...settingsView(result.stored, clock.now()), changed: result.changed },
+      },
       200,
     );
   });
