@@ -149,16 +149,13 @@ describe("the command-line tool against the local stack", () => {
     // init without prompts: a missing field fails with the usage exit code, all fields create the program.
     const missing = await tool("--json", "init", "--no-interactive", "--name", "Acme");
     expect(missing.code).toBe(2);
+    const initFlags = ["--no-interactive", "--domain", "acme.example", "--commission-type", "percent"];
     const created = await tool(
       "--json",
       "init",
-      "--no-interactive",
+      ...initFlags,
       "--name",
       "Acme",
-      "--domain",
-      "acme.example",
-      "--commission-type",
-      "percent",
       "--commission-rate",
       "20",
       "--cookie-duration",
@@ -172,19 +169,7 @@ describe("the command-line tool against the local stack", () => {
     expect(config.api_key).toMatch(/^sk_live_/);
 
     // A second init in the same folder would lose the first program's key (shown once): refused, nothing made.
-    const again = await tool(
-      "--json",
-      "init",
-      "--no-interactive",
-      "--name",
-      "Acme 2",
-      "--domain",
-      "acme.example",
-      "--commission-type",
-      "percent",
-      "--commission-rate",
-      "20",
-    );
+    const again = await tool("--json", "init", ...initFlags, "--name", "Acme 2", "--commission-rate", "20");
     expect(again.code).toBe(2);
     expect(again.stdout + again.stderr).toContain("pass --force to replace the file");
     expect(JSON.parse(await readFile(join(workDir, ".affiliate-tracking.json"), "utf8"))).toEqual(config);
