@@ -75,6 +75,8 @@ export async function completeLogin(
 
 export type CompleteLoginForPersonResult =
   | { outcome: "refused"; reason: "session_not_found" | "session_expired" }
+  /** The login the link's cookie names is not the one whose code the approval page showed. */
+  | { outcome: "refused"; reason: "code_mismatch" }
   | { outcome: "completed"; userCode: string };
 
 /**
@@ -88,25 +90,30 @@ export async function loginAwaitingApproval(
   db: Database,
   clock: Clock,
   input: { browserSecret: string },
-): Promise<{ outcome: "awaiting_approval"; userCode: string } | CompleteLoginForPersonResult> {
+): Promise<
+  | { outcome: "awaiting_approval"; userCode: string }
+  | { outcome: "refused"; reason: "session_not_found" | "session_expired" }
+> {
   const open = openSession(await readLinkedSession(db, input.browserSecret), clock.now());
   if (!open.ok) return { outcome: "refused", reason: open.reason };
   return { outcome: "awaiting_approval", userCode: open.session.userCode };
 }
 
 /**
- * The browser path's second step: the signed-in person approved the code (`POST /cli/login/approve`).
- * Binds the login session the link carried to them, under the same rules as `auth/callback`.
+ * The browser path's second step: the signed-in person approved the code the page showed them
+ * (`POST /cli/login/approve`). Binds the login session the link carried to them, under the same rules as
+ * `auth/callback`, when it is the one with that code.
  */
 export async function completeLoginForPerson(
   db: Database,
   clock: Clock,
-  input: { browserSecret: string; userId: number },
+  input: { browserSecret: string; userId: number; shownCode: string },
 ): Promise<CompleteLoginForPersonResult> {
   const now = clock.now();
   const open = openSession(await readLinkedSession(db, input.browserSecret), now);
   if (!open.ok) return { outcome: "refused", reason: open.reason };
   const { session } = open;
+  if (session.userCode !== input.shownCode) return { outcome: "refused", reason: "code_mismatch" };
   if ((await markLoginCompleted(db, session.id, input.userId, now)) !== "completed") {
     return { outcome: "refused", reason: "session_not_found" };
   }

@@ -84,14 +84,19 @@ async function signInThroughLink(verificationUrl: string, email: string): Promis
     headers: { Cookie: `${stateCookie}; ${loginCookie}` },
   });
   expect(page.status).toBe(200);
-  expect(await page.text()).toContain("Approve the command-line sign-in?");
+  const approval = await page.text();
+  expect(approval).toContain("Approve the command-line sign-in?");
+  // The form sends back the code the page showed.
+  const shownCode = /name="code" value="([A-Z-]+)"/.exec(approval)?.[1] ?? "";
   const approved = await fetch(new URL("/cli/login/approve", verificationUrl), {
     method: "POST",
     redirect: "manual",
     headers: {
       Cookie: `${cookie(page, "__Host-affiliate_session")}; ${loginCookie}`,
       Origin: new URL(verificationUrl).origin,
+      "Content-Type": "application/x-www-form-urlencoded",
     },
+    body: new URLSearchParams({ code: shownCode }).toString(),
   });
   expect(approved.status).toBe(200);
   return approved.text();

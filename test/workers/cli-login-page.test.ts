@@ -23,6 +23,8 @@ async function startCliLogin(): Promise<Started> {
 interface SignedInBrowser {
   page: Response;
   ip: string;
+  /** The code of the link's login: what the approval page shows, and its form sends back. */
+  code: string;
   /** `name=value; ...` of the service's cookies the browser holds after the callback. */
   cookies: string;
 }
@@ -43,9 +45,9 @@ async function signInThroughLink(
     headers: { "CF-Connecting-IP": ip },
   });
   expect(linkPage.status).toBe(302);
-  expect(linkPage.headers.get("Location")).toBe("/api/v1/auth/sign-in");
+  expect(linkPage.headers.get("Location")).toBe("/api/v1/auth/sign-in?for=cli");
   const cliCookie = setCookies(linkPage).get("__Host-affiliate_cli_login") ?? "";
-  const start = await SELF.fetch(`${BASE}/api/v1/auth/sign-in`, {
+  const start = await SELF.fetch(`${BASE}/api/v1/auth/sign-in?for=cli`, {
     redirect: "manual",
     headers: { "CF-Connecting-IP": ip, Cookie: `__Host-affiliate_cli_login=${cliCookie}` },
   });
@@ -63,7 +65,7 @@ async function signInThroughLink(
     .filter(([, value]) => value !== "")
     .map(([name, value]) => `${name}=${value}`)
     .join("; ");
-  return { page, ip, cookies };
+  return { page, ip, code: link.searchParams.get("code") ?? "", cookies };
 }
 
 /** The approval page's form, submitted by the browser that signed in (its cookies, this service's Origin). */
@@ -80,6 +82,7 @@ function approve(
       "Content-Type": "application/x-www-form-urlencoded",
       ...headers,
     },
+    body: new URLSearchParams({ code: browser.code }).toString(),
   });
 }
 
@@ -128,6 +131,8 @@ describe("the command-line login link (/cli/login) through the dashboard sign-in
     expect(html).toContain("Approve the command-line sign-in?");
     expect(html).toContain(user_code);
     expect(html).toContain('<form method="post" action="/cli/login/approve">');
+    expect(html).toContain(`<input type="hidden" name="code" value="${user_code}">`);
+    expect(browser.page.headers.get("Content-Security-Policy")).toBe("frame-ancestors 'none'");
     // Signed in to the dashboard; the link's cookie is kept for the approval.
     const cookies = setCookies(browser.page);
     expect(cookies.get("__Host-affiliate_session")).toMatch(/^dst_/);
@@ -236,6 +241,49 @@ describe("the command-line login link (/cli/login) through the dashboard sign-in
     expect(await (await approve(second)).text()).toContain("expired or was already used");
     const polled = (await poll(state)).body.data as { email: string };
     expect(polled.email).toMatch(/^first-/);
+  });
+
+  it("an approval binds nothing when the browser's link cookie was swapped for another login after the page showed its code", async () => {
+    const victim = await startCliLogin();
+    const attacker = await startCliLogin();
+    const browser = await signInThroughLink(victim.verification_url, `${unique("victim")}@brand.example`);
+    expect(await browser.page.text()).toContain(victim.user_code);
+    // Another site navigates the browser to its own link: the link's cookie now names the attacker's login.
+    const attackerLink = new URL(attacker.verification_url);
+    const planted = await SELF.fetch(`${BASE}${attackerLink.pathname}${attackerLink.search}`, {
+      redirect: "manual",
+      headers: { "CF-Connecting-IP": browser.ip },
+    });
+    const swapped = browser.cookies.replace(
+      /__Host-affiliate_cli_login=[^;]*/,
+      `__Host-affiliate_cli_login=${setCookies(planted).get("__Host-affiliate_cli_login")}`,
+    );
+    const approved = await approve({ ...browser, cookies: swapped });
+    expect(approved.status).toBe(200);
+    expect(await approved.text()).toContain("Nothing was approved");
+    expect(setCookies(approved).get("__Host-affiliate_cli_login")).toBe("");
+    for (const state of [attacker.state, victim.state]) {
+      expect((await poll(state)).body).toMatchObject({ success: true, data: { status: "pending" } });
+    }
+  });
+
+  it("an ordinary dashboard sign-in clears a link cookie left in the browser; only the link's own sign-in keeps it", async () => {
+    const withLeftCookie = {
+      "CF-Connecting-IP": freshIp(),
+      Cookie: `__Host-affiliate_cli_login=${"a".repeat(43)}`,
+    };
+    const plain = await SELF.fetch(`${BASE}/api/v1/auth/sign-in`, {
+      redirect: "manual",
+      headers: withLeftCookie,
+    });
+    expect(plain.status).toBe(302);
+    expect(setCookies(plain).get("__Host-affiliate_cli_login")).toBe("");
+    const fromLink = await SELF.fetch(`${BASE}/api/v1/auth/sign-in?for=cli`, {
+      redirect: "manual",
+      headers: withLeftCookie,
+    });
+    expect(fromLink.status).toBe(302);
+    expect(setCookies(fromLink).has("__Host-affiliate_cli_login")).toBe(false);
   });
 
   it.each([

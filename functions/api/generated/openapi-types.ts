@@ -498,7 +498,7 @@ export interface paths {
         };
         /**
          * Start a dashboard sign-in at the OpenID Connect provider
-         * @description Redirects the browser to the configured provider (authorization code flow with state, nonce and PKCE). Rate limit 30 per minute per IP.
+         * @description Redirects the browser to the configured provider (authorization code flow with state, nonce and PKCE). Rate limit 30 per minute per IP. `for=cli`: started by a command-line login link (`/cli/login`), whose cookie the callback then reads; any other sign-in clears that cookie.
          */
         get: operations["getAuthSignIn"];
         put?: never;
@@ -4950,7 +4950,9 @@ export interface operations {
     };
     getAuthSignIn: {
         parameters: {
-            query?: never;
+            query?: {
+                for?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;

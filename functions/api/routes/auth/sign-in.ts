@@ -17,7 +17,12 @@ import { personRefusalError } from "../../../../lib/identity/identity-errors.ts"
 import { OAUTH_STATE_LIFETIME_SECONDS } from "../../../../lib/identity/oauth-state-store.ts";
 import { finishSignIn, startSignIn } from "../../../../lib/identity/sign-in-flow.ts";
 import { rateLimits } from "../../../../lib/ratelimit/policies.ts";
-import { CLI_LOGIN_APPROVE_PATH, CLI_LOGIN_COOKIE, cliLoginCookie } from "../cli/login-page.ts";
+import {
+  CLI_LOGIN_APPROVE_PATH,
+  CLI_LOGIN_COOKIE,
+  cliLoginCookie,
+  LOGIN_PAGE_POLICY,
+} from "../cli/login-page.ts";
 
 /** Ties the callback to the browser that started the sign-in (login CSRF); lives as long as the flow. */
 export const SIGN_IN_STATE_COOKIE = "__Host-affiliate_sign_in_state";
@@ -45,7 +50,9 @@ export const signInRoute = createRoute({
   summary: "Start a dashboard sign-in at the OpenID Connect provider",
   description:
     "Redirects the browser to the configured provider (authorization code flow with state, nonce and PKCE). " +
-    "Rate limit 30 per minute per IP.",
+    "Rate limit 30 per minute per IP. `for=cli`: started by a command-line login link (`/cli/login`), whose " +
+    "cookie the callback then reads; any other sign-in clears that cookie.",
+  request: { query: z.object({ for: z.string().optional() }) },
   responses: {
     302: redirectResponse("To the provider's sign-in page"),
     429: rateLimitedResponse,
@@ -98,6 +105,9 @@ export function registerSignIn(app: OpenAPIHono<AppEnv>): void {
     const redirectUri = new URL(SIGN_IN_CALLBACK_PATH, c.req.url).href;
     const { authorizationUrl, state } = await startSignIn(db, config.identity, redirectUri, clock.now());
     c.header("Set-Cookie", stateCookie(state, OAUTH_STATE_LIFETIME_SECONDS));
+    // A login link's cookie left from earlier (or planted by another site's navigation to a link) must not
+    // turn an ordinary dashboard sign-in into someone's command-line approval page.
+    if (c.req.valid("query").for !== "cli") c.header("Set-Cookie", cliLoginCookie("", 0), { append: true });
     c.header("Cache-Control", "no-store");
     return c.redirect(authorizationUrl, 302);
   });
@@ -146,6 +156,7 @@ export function registerSignIn(app: OpenAPIHono<AppEnv>): void {
     if (cliLoginSecret) {
       const login = await loginAwaitingApproval(db, clock, { browserSecret: cliLoginSecret });
       c.get("log").info("cli login via sign-in", { outcome: login.outcome });
+      c.header("Content-Security-Policy", LOGIN_PAGE_POLICY);
       if (login.outcome !== "awaiting_approval") {
         c.header("Set-Cookie", cliLoginCookie("", 0), { append: true });
         return c.html(loginResultPage(login), 200);
