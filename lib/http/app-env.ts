@@ -66,6 +66,8 @@ export interface AppEnv {
     credential: RequestCredential | undefined;
     /** The signed-in person on dashboard and settings routes (set by `requireSession`). */
     session: Session | undefined;
+    /** The program the signed-in person's membership was checked for in this request (`requireProgramAccess`). */
+    programAccessChecked: number | undefined;
     /** Statuses this route answers without `X-Request-ID` (`omitRequestIdOn`). */
     requestIdHeaderOmittedOn: readonly number[] | undefined;
   };

@@ -193,9 +193,10 @@ describe("dashboard routes: who may call them", () => {
 
   it.each([
     ["test", { event_type: "bogus" }],
-    ["test", { event_type: "click", extra: { nested: [1] } }],
+    ["test", {}],
     ["check-test-events", { events: [] }],
     ["check-test-events", {}],
+    ["check-test-events", { events: Array.from({ length: 21 }, () => ({ kind: "click", id: "x" })) }],
   ])(
     "%s: another workspace's program_id is refused (403) before the rest of the body %j is checked",
     async (name, rest) => {

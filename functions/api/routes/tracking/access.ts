@@ -25,22 +25,28 @@ export function dashboardMiddleware(failureMessage: string, policy: RateLimitPol
   return [errorPolicy(failureMessage), ...(withBody ? [limitBody()] : []), rateLimit(policy), requireSession];
 }
 
-/** The signed-in person's active membership on the program's workspace, or 403. */
+/**
+ * The signed-in person's active membership on the program's workspace, or 403. Checked once per request and
+ * program: the body's program is checked before the body's validation, then again by the handler, which
+ * reads it validated (`programOfBodyAccessFirst`).
+ */
 export async function requireProgramAccess(c: Context<AppEnv>, programId: number): Promise<void> {
+  if (c.get("programAccessChecked") === programId) return;
   const session = c.get("session");
   if (!session) throw new Error("dashboard route without a session");
   // An id beyond the `integer` ids names no program: refused like any other, never sent to Postgres.
   const id = programId <= maxDatabaseId ? programId : undefined;
   const membership = await requireProgramMembership(c.get("deps").db, session.userId, id);
   if (!membership.ok) throw programAccessRefused();
+  c.set("programAccessChecked", programId);
 }
 
 /**
  * The two POST routes name their program in the body: its membership is checked before the rest of the body
  * is validated, as the routes with the program in the path do (README: membership 403, then query and body
  * errors), so a stranger learns nothing of another program from the body's errors. A `program_id` that is not
- * an id is the validator's 400; the handler checks access again with the validated body, so no body reaches
- * the program without it.
+ * an id is the validator's 400; the handler asks again with the validated body (answered without a second
+ * round trip when it is the program checked here), so no body reaches a program unchecked.
  */
 export const programOfBodyAccessFirst = createMiddleware<AppEnv>(async (c, next) => {
   const body: unknown = await c.req.json().catch(() => undefined);
