@@ -3,7 +3,7 @@
  * thousands of levels (still well under the 64 KB body limit) overflowed the stack of the recursive checks
  * and of PostgreSQL's `jsonb` input, a 500 the caller would retry forever. Refused as a 400 naming the field.
  */
-export const MAX_NESTING_DEPTH = 32;
+export const MAX_NESTING_DEPTH = 64;
 
 /**
  * Whether `value` nests arrays or objects more than `max` levels deep (`{}` and `[]` are one level). Walks
@@ -11,11 +11,19 @@ export const MAX_NESTING_DEPTH = 32;
  */
 export function nestedDeeperThan(value: unknown, max: number): boolean {
   if (value === null || typeof value !== "object") return false;
-  const pending: { value: object; depth: number }[] = [{ value, depth: 1 }];
-  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
-    if (next.depth > max) return true;
-    for (const item of Object.values(next.value)) {
-      if (item !== null && typeof item === "object") pending.push({ value: item, depth: next.depth + 1 });
+  // Two parallel stacks, not one of {value, depth} pairs: no allocation per node (a hostile 64 KB body holds
+  // tens of thousands of empty arrays).
+  const values: object[] = [value];
+  const depths: number[] = [1];
+  while (values.length > 0) {
+    const next = values.pop() as object;
+    const depth = depths.pop() as number;
+    if (depth > max) return true;
+    for (const item of Object.values(next)) {
+      if (item !== null && typeof item === "object") {
+        values.push(item);
+        depths.push(depth + 1);
+      }
     }
   }
   return false;

@@ -221,7 +221,7 @@ const cases: Case[] = [
     auth: "key",
     body: () =>
       withJsonField({ transaction_id: txn(), amount_cents: 100 }, "line_items", nestedObjects(9000)),
-    expected: bad("line_items must not be nested more than 32 levels deep", "invalid_request"),
+    expected: bad("line_items must not be nested more than 64 levels deep", "invalid_request"),
   },
   {
     name: "sale: line_items arrays nested 3,000 deep (PostgreSQL's jsonb limit, once a 500)",
@@ -233,14 +233,14 @@ const cases: Case[] = [
         "line_items",
         `{"x":${nestedArrays(3000)}}`,
       ),
-    expected: bad("line_items must not be nested more than 32 levels deep", "invalid_request"),
+    expected: bad("line_items must not be nested more than 64 levels deep", "invalid_request"),
   },
   {
-    name: "sale: line_items nested 33 deep, one level over",
+    name: "sale: line_items nested 65 deep, one level over",
     path: sale,
     auth: "key",
-    body: () => withJsonField({ transaction_id: txn(), amount_cents: 100 }, "line_items", nestedObjects(33)),
-    expected: bad("line_items must not be nested more than 32 levels deep", "invalid_request"),
+    body: () => withJsonField({ transaction_id: txn(), amount_cents: 100 }, "line_items", nestedObjects(65)),
+    expected: bad("line_items must not be nested more than 64 levels deep", "invalid_request"),
   },
   {
     name: "sale: additional_data nested 9,000 deep",
@@ -248,7 +248,7 @@ const cases: Case[] = [
     auth: "key",
     body: () =>
       withJsonField({ transaction_id: txn(), amount_cents: 100 }, "additional_data", nestedObjects(9000)),
-    expected: bad("additional_data must not be nested more than 32 levels deep", "invalid_request"),
+    expected: bad("additional_data must not be nested more than 64 levels deep", "invalid_request"),
   },
   {
     name: "lead: additional_data nested 9,000 deep",
@@ -259,14 +259,14 @@ const cases: Case[] = [
         "additional_data",
         `{"event_name":"x","deep":${nestedObjects(9000)}}`,
       ),
-    expected: bad("additional_data must not be nested more than 32 levels deep"),
+    expected: bad("additional_data must not be nested more than 64 levels deep"),
   },
   {
     name: "refund: additional_data nested 9,000 deep",
     path: refund,
     auth: "key",
     body: () => withJsonField({ transaction_id: txn() }, "additional_data", nestedObjects(9000)),
-    expected: bad("additional_data must not be nested more than 32 levels deep", "invalid_request"),
+    expected: bad("additional_data must not be nested more than 64 levels deep", "invalid_request"),
   },
   {
     name: "sale: NUL in additional_data",

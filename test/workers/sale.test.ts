@@ -455,10 +455,10 @@ describe("sale attribution and commissions", () => {
     expect(await balanceOf(p.programId, p.partnerIds[1], "EUR")).toBe(200);
   });
 
-  it("stores line_items nested 32 levels deep, the most a body may nest, as sent", async () => {
+  it("stores line_items nested 64 levels deep, the most a body may nest, as sent", async () => {
     const p = await createProgram();
     let lineItems: Record<string, unknown> = { name: "deepest" };
-    for (let level = 1; level < 32; level++) lineItems = { [`level${32 - level}`]: lineItems };
+    for (let level = 1; level < 64; level++) lineItems = { [`level${64 - level}`]: lineItems };
     const response = await sale(p, {
       transaction_id: txn(),
       amount_cents: 1000,
