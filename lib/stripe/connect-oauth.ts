@@ -22,6 +22,11 @@ function tokenEndpoint(config: StripeConnectConfig): string {
   return `${protocol}://${config.host}${config.port ? `:${config.port}` : ""}/oauth/token`;
 }
 
+/** A deployment without the platform's key and client id: the Connect routes cannot work (a 500). */
+export function connectNotConfigured(): Error {
+  return new Error("payments provider Connect is not configured");
+}
+
 /** Exchanges an authorization code for the connected account id; undefined when the provider refuses. */
 async function exchangeCode(config: StripeConnectConfig, code: string): Promise<string | undefined> {
   const response = await fetch(tokenEndpoint(config), {
@@ -51,7 +56,7 @@ export async function startStripeConnect(
   // Membership first: a stranger learns nothing of the program, or of the deployment, from the answer.
   const membership = await requireProgramMembership(db, input.userId, input.programId);
   if (!membership.ok || input.programId === undefined) return { ok: false, reason: "no_access" };
-  if (!config) throw new Error("payments provider Connect is not configured");
+  if (!config) throw connectNotConfigured();
   const state = newState();
   await saveOauthState(
     db,

@@ -7,7 +7,10 @@ import { otherProgramsOfWorkspace } from "../../programs/other-programs-of-works
  * Whether another program of the same workspace has a (live) customer under this `customer_key`. Read only
  * when a sale's key and click resolved nothing: its answer turns `Customer not found` into the spec's
  * "customer belongs to another program" refusal, which may name another program of the same brand only.
- * One round trip, on that refusal's path alone.
+ * One round trip, on that refusal's path alone. Only customers count, live ones: the spec's customer holds the
+ * key once a lead settled, and a test customer is no customer of the program's real state. (The provider's
+ * events ask a wider question, whether the key may belong to another program's customer at all, to keep a
+ * payment from being attributed here, so they also count other programs' open leads under the key.)
  */
 export async function customerKeyInOtherProgramOfWorkspace(
   db: Database,

@@ -4,7 +4,11 @@ import { platformError } from "../../../../lib/errors/api-error.ts";
 import { platformErrorResponse } from "../../../../lib/errors/openapi-responses.ts";
 import type { AppEnv } from "../../../../lib/http/app-env.ts";
 import { rateLimits } from "../../../../lib/ratelimit/policies.ts";
-import { finishStripeConnect, startStripeConnect } from "../../../../lib/stripe/connect-oauth.ts";
+import {
+  connectNotConfigured,
+  finishStripeConnect,
+  startStripeConnect,
+} from "../../../../lib/stripe/connect-oauth.ts";
 import { ACCOUNT_TAKEN_MESSAGE } from "./settings.ts";
 import { ProgramIdParam, signedIn, signedInErrors, signedInSecurity } from "./signed-in.ts";
 
@@ -57,7 +61,7 @@ export const connectCallbackRoute = createRoute({
 
 function connectConfig(config: AppEnv["Variables"]["deps"]["config"]) {
   // Without the platform key and client id the routes cannot work: a server misconfiguration (500).
-  if (!config.stripeConnect) throw new Error("payments provider Connect is not configured");
+  if (!config.stripeConnect) throw connectNotConfigured();
   return config.stripeConnect;
 }
 
