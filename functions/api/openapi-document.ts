@@ -1,23 +1,7 @@
 import { type OpenAPIHono, z } from "@hono/zod-openapi";
 import type { AppEnv } from "../../lib/http/app-env.ts";
+import { documentInfo } from "./openapi-info.ts";
 import { webhooksSection } from "./openapi-webhooks.ts";
-
-export const documentInfo = {
-  openapi: "3.1.0",
-  info: {
-    title: "Affiliate Tracking Service API",
-    version: "1.0.0",
-    description:
-      "Record clicks, leads, sales and refunds for a partner program. Paths carry the `/api/v1/` prefix.",
-    license: { name: "Proprietary", identifier: "LicenseRef-Proprietary" },
-  },
-  servers: [
-    {
-      url: "http://127.0.0.1:8787",
-      description: "The local stack (`npm run dev`); in production, the origin the workers are deployed on",
-    },
-  ],
-};
 
 type Operation = { operationId?: string };
 type PathItem = Record<string, Operation>;

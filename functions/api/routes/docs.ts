@@ -2,7 +2,7 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import { html, raw } from "hono/html";
 import type { AppEnv } from "../../../lib/http/app-env.ts";
 import { openApiDocumentText } from "../openapi-asset.ts";
-import { documentInfo } from "../openapi-document.ts";
+import { documentInfo } from "../openapi-info.ts";
 
 interface OperationLike {
   summary?: string;
