@@ -1,5 +1,6 @@
 import { isPlausibleEmail, normalizeEmail } from "../tracking/email.ts";
 import { hasControlCharacter } from "../validation/storable-text.ts";
+import { SYNTHETIC_LINK_PREFIX } from "./synthetic-link-code.ts";
 
 /** Pure checks of the partner and referral link bodies; each failure names its field. */
 export type Checked<T> = { ok: true; value: T } | { ok: false; field: string; message: string };
@@ -8,6 +9,7 @@ export const SHORT_LINK_MESSAGE =
   "short_link must be 3 to 64 characters (letters, digits, '-' or '_'), starting with a letter or digit";
 export const PARTNER_ID_MESSAGE = "partner_id must be an active partner of this program";
 export const ACTIVE_MESSAGE = "active must be true or false";
+export const RESERVED_SHORT_LINK_MESSAGE = `short_link must not start with ${SYNTHETIC_LINK_PREFIX} (reserved for the verification chain's link)`;
 const shortLinkPattern = /^[A-Za-z0-9][A-Za-z0-9_-]{2,63}$/;
 
 function unknownField(body: Record<string, unknown>, valid: readonly string[]): Checked<never> | undefined {
@@ -59,6 +61,9 @@ export function checkNewLink(
   if (body.short_link === undefined) return { ok: true, value: { partnerId, shortLink: null } };
   if (typeof body.short_link !== "string" || !shortLinkPattern.test(body.short_link)) {
     return { ok: false, field: "short_link", message: SHORT_LINK_MESSAGE };
+  }
+  if (body.short_link.startsWith(SYNTHETIC_LINK_PREFIX)) {
+    return { ok: false, field: "short_link", message: RESERVED_SHORT_LINK_MESSAGE };
   }
   return { ok: true, value: { partnerId, shortLink: body.short_link } };
 }

@@ -382,6 +382,36 @@ describe("POST /api/tracking/run-verification/:programId", () => {
     expect(keys).toHaveLength(2);
   });
 
+  it("another workspace cannot take the chain's link code (the victim's chain answered 500)", async () => {
+    const stranger = await signedInWithProgram();
+    const { person, p } = await signedInWithProgram();
+    const partner = await call("POST", `/api/v1/programs/${stranger.p.programId}/partners`, {
+      token: stranger.person.token,
+      body: { name: "Squatter", email: `${unique("squat")}@partners.example` },
+    });
+    expect(partner.status).toBe(201);
+    const squat = await call("POST", `/api/v1/programs/${stranger.p.programId}/links`, {
+      token: stranger.person.token,
+      body: { partner_id: partner.body.data.partner.id, short_link: `synthetic-verify-p${p.programId}` },
+    });
+    expect(squat.status).toBe(400);
+    expect(squat.body).toEqual({
+      data: null,
+      error: {
+        status: 400,
+        name: "BadRequestError",
+        message:
+          "short_link must not start with synthetic-verify- (reserved for the verification chain's link)",
+        details: {},
+      },
+    });
+    const response = await call("POST", `/api/tracking/run-verification/${p.programId}`, {
+      token: person.token,
+    });
+    expect(response.status).toBe(200);
+    expect(response.body.data.ok).toBe(true);
+  });
+
   it("shares the command line's cap of 10 chains per program per hour (typed 429, Retry-After)", async () => {
     const { person, p } = await signedInWithProgram();
     const startedAt = new Date(Date.now() - 30 * 60_000);

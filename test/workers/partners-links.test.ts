@@ -226,6 +226,14 @@ describe("partners and referral links", () => {
         "short_link must be 3 to 64 characters (letters, digits, '-' or '_'), starting with a letter or digit",
       ],
       [
+        "link code in the verification chain's namespace",
+        "POST",
+        "links",
+        (owner, partnerId) => ({ partner_id: partnerId, short_link: `synthetic-verify-p${owner.programId}` }),
+        400,
+        "short_link must not start with synthetic-verify- (reserved for the verification chain's link)",
+      ],
+      [
         "link state not a boolean",
         "PATCH",
         "links/LINK",

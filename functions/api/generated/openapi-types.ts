@@ -1666,7 +1666,7 @@ export interface components {
         NewReferralLinkRequest: {
             /** @description An active partner of the program */
             partner_id?: number;
-            /** @description 3 to 64 letters, digits, '-' or '_', starting with a letter or digit; unique across the service. Omitted: generated */
+            /** @description 3 to 64 letters, digits, '-' or '_', starting with a letter or digit, not starting with `synthetic-verify-` (the verification chain's links); unique across the service. Omitted: generated */
             short_link?: string;
         } & {
             [key: string]: unknown;

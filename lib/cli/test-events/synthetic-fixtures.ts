@@ -4,6 +4,7 @@ import { partners, programPartners, referralLinks } from "../../../schema/partne
 import { programs } from "../../../schema/programs.ts";
 import type { Database } from "../../db/client.ts";
 import { columnList, columnName, fromDriverOrNull } from "../../db/columns.ts";
+import { syntheticLinkCode } from "../../programs/synthetic-link-code.ts";
 
 /** Spec section 8: at most 10 synthetic chains per program per hour. */
 export const chainCapPerHour = 10;
@@ -27,7 +28,7 @@ export type ChainSlot = { granted: true } | { granted: false; retryAfterSeconds:
  */
 function ensureFixtures(db: Database, programId: number) {
   const email = `synthetic-verification+p${programId}@fixtures.invalid`;
-  const code = `synthetic-verify-p${programId}`;
+  const code = syntheticLinkCode(programId);
   const pp = programPartners;
   const l = referralLinks;
   return db.execute(sql`

@@ -60,11 +60,15 @@ const NewLinkRequestSchema = z
       .unknown()
       .optional()
       .openapi({ type: "integer", description: "An active partner of the program" }),
-    short_link: z.unknown().optional().openapi({
-      type: "string",
-      description:
-        "3 to 64 letters, digits, '-' or '_', starting with a letter or digit; unique across the service. Omitted: generated",
-    }),
+    short_link: z
+      .unknown()
+      .optional()
+      .openapi({
+        type: "string",
+        description:
+          "3 to 64 letters, digits, '-' or '_', starting with a letter or digit, not starting with `synthetic-verify-` " +
+          "(the verification chain's links); unique across the service. Omitted: generated",
+      }),
   })
   .openapi("NewReferralLinkRequest");
 
