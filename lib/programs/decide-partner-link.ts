@@ -34,7 +34,10 @@ export function checkPartner(body: Record<string, unknown>): Checked<{ name: str
   ) {
     return { ok: false, field: "name", message: "name must be a non-empty string of at most 200 characters" };
   }
-  if (typeof email !== "string" || !isPlausibleEmail(email)) {
+  // `.invalid` is reserved and never delivers (RFC 6761); refusing it also keeps the verification chain's
+  // own partner (`synthetic-verification+p<id>@fixtures.invalid`, one person across the service) out of
+  // reach of brands, who could otherwise create it first under a name of their choosing.
+  if (typeof email !== "string" || !isPlausibleEmail(email) || /\.invalid$/i.test(email.trim())) {
     return { ok: false, field: "email", message: "email must be an email address" };
   }
   return { ok: true, value: { name: name.trim(), email: normalizeEmail(email) } };

@@ -170,6 +170,14 @@ describe("partners and referral links", () => {
         "email must be an email address",
       ],
       [
+        "partner at a reserved .invalid domain (the verification chain's own partner)",
+        "POST",
+        "partners",
+        (o) => ({ name: "A", email: `synthetic-verification+p${o.programId}@Fixtures.INVALID` }),
+        400,
+        "email must be an email address",
+      ],
+      [
         "partner without name",
         "POST",
         "partners",
