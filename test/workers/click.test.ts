@@ -227,6 +227,16 @@ describe("POST /api/v1/track/click success", () => {
     expect((await clicksOfProgram(p.programId))[0]?.isTest).toBe(true);
   });
 
+  it("takes a null test_mode as absent, like its other optional fields and the sale's and refund's", async () => {
+    const p = await createProgram();
+    const response = await postJson(clickPath, {
+      affiliate_url: `https://shop.example/?aff=${p.links[0]}`,
+      additional_data: { test_mode: null },
+    });
+    expect(response.status).toBe(200);
+    expect((await clicksOfProgram(p.programId))[0]?.isTest).toBe(false);
+  });
+
   it("does not check a keyless test click against any key", async () => {
     const p = await createProgram();
     const response = await postJson(clickPath, {

@@ -409,6 +409,19 @@ describe("lead states", () => {
     );
   });
 
+  it("takes a null test_mode as absent, like its other optional fields and the sale's and refund's", async () => {
+    const p = await createProgram();
+    const clickId = await recordClick(p.links[0]);
+    const response = await postJson(
+      leadPath,
+      { click_id: clickId, additional_data: { test_mode: null, program_id: null } },
+      bearer(p.apiKey),
+    );
+    expect(response.status).toBe(200);
+    expect(response.body).toEqual({ success: true, message: "Lead recorded" });
+    expect((await leadEventsOfProgram(p.programId))[0]).toMatchObject({ isTest: false });
+  });
+
   it("a lead without customer_key settles a customer without one", async () => {
     const p = await createProgram();
     const clickId = await recordClick(p.links[0]);

@@ -1110,7 +1110,7 @@ export interface components {
             referrer?: string | null;
             additional_data?: ({
                 /** @description Record a flagged test click that affects no real state. */
-                test_mode?: boolean;
+                test_mode?: boolean | null;
                 /** @description The program of the event; with a Bearer key in test mode it must be the key's program (else 403). */
                 program_id?: number | null;
             } & {
@@ -1195,7 +1195,7 @@ export interface components {
             program_id?: number | null;
             additional_data?: ({
                 /** @description Record a flagged test lead that touches no customer. */
-                test_mode?: boolean;
+                test_mode?: boolean | null;
                 /** @description The program of a test event; with a Bearer key it must be the key's program (else 403). */
                 program_id?: number | null;
                 /**

@@ -93,7 +93,7 @@ export const ClickRequestSchema = z
           {
             test_mode: z
               .boolean({ error: "additional_data.test_mode must be a boolean" })
-              .optional()
+              .nullish()
               .openapi({ description: "Record a flagged test click that affects no real state." }),
             program_id: programIdField.nullish().openapi({
               description:

@@ -62,7 +62,7 @@ export const LeadRequestSchema = z
           {
             test_mode: z
               .boolean({ error: "additional_data.test_mode must be a boolean" })
-              .optional()
+              .nullish()
               .openapi({ description: "Record a flagged test lead that touches no customer." }),
             program_id: programIdField("additional_data.program_id").nullish().openapi({
               description:
