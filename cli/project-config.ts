@@ -1,4 +1,4 @@
-import { appendFile, readFile, writeFile } from "node:fs/promises";
+import { appendFile, lstat, readFile, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 
 /** The file `init` writes in the project folder: the program id and its API key (keep it out of git). */
@@ -52,6 +52,20 @@ export async function readProjectConfig(folder = workingFolder()): Promise<Proje
     return JSON.parse(await readFile(projectConfigPath(folder), "utf8")) as ProjectConfig;
   } catch {
     return undefined;
+  }
+}
+
+/**
+ * Whether the folder has a project file at all, whatever it holds: one the tool cannot parse (a hand edit
+ * that broke it, an empty file) or a link to nowhere may still stand for a key shown only once.
+ */
+export async function projectConfigExists(folder = workingFolder()): Promise<boolean> {
+  try {
+    await lstat(projectConfigPath(folder));
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return false;
+    throw error;
   }
 }
 

@@ -4,6 +4,7 @@ import { masked } from "../credentials-store.ts";
 import { CliError, exitCodes } from "../exit-codes.ts";
 import { emit, type GlobalOptions } from "../output.ts";
 import {
+  projectConfigExists,
   projectConfigFile,
   projectConfigPath,
   readProjectConfig,
@@ -62,11 +63,16 @@ export function numberOf(flag: string, value: string | undefined): number | unde
  * API key (shown this once) to the project config file and prints the snippets to add.
  */
 export async function init(options: GlobalOptions & InitFlags): Promise<void> {
-  const existing = await readProjectConfig();
-  if (existing && !options.force) {
-    // The file holds the only copy the tool has of that program's key (shown once): never lose it unasked.
+  if (!options.force && (await projectConfigExists())) {
+    // The file holds the only copy the tool has of that program's key (shown once): never lose it unasked,
+    // even when it cannot be parsed.
+    const existing = await readProjectConfig();
+    const holds =
+      existing?.program_id !== undefined
+        ? `already holds the key of program ${existing.program_id}`
+        : "already exists and may hold a program's key";
     throw new CliError(
-      `${projectConfigPath()} already holds the key of program ${existing.program_id}. Run init in another folder, ` +
+      `${projectConfigPath()} ${holds}. Run init in another folder, ` +
         "or pass --force to replace the file (that program keeps running; a workspace owner can regenerate its key in the dashboard).",
       exitCodes.usage,
     );

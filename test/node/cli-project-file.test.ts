@@ -1,0 +1,121 @@
+import { spawn } from "node:child_process";
+import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promises";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { projectConfigFile } from "../../cli/project-config.ts";
+
+// `init` and the project file that holds the only copy of a program's API key (shown once). The service is a
+// stub answering `POST /api/v1/cli/init`, so each case can say what the folder looks like when it answers.
+
+const BIN = resolve(import.meta.dirname, "../../cli/bin.js");
+const API_KEY = "sk_live_stubbedKeyShownOnlyOnce0123";
+
+let server: Server;
+let baseUrl: string;
+let folder: string;
+let initCalls: number;
+/** Runs in the stub before it answers a created program. */
+let beforeAnswer: () => Promise<void>;
+
+function tool(...args: string[]): Promise<{ code: number | null; output: string }> {
+  const child = spawn(process.execPath, [BIN, ...args], {
+    cwd: folder,
+    env: {
+      ...process.env,
+      AFFILIATE_TRACKING_BASE_URL: baseUrl,
+      AFFILIATE_TRACKING_CONFIG_DIR: join(folder, "config"),
+      AFFILIATE_TRACKING_API_KEY: "",
+    },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  child.stdout.on("data", (chunk) => {
+    output += chunk;
+  });
+  child.stderr.on("data", (chunk) => {
+    output += chunk;
+  });
+  return new Promise((done) => child.on("close", (code) => done({ code, output })));
+}
+
+const initFlags = [
+  "init",
+  "--no-interactive",
+  "--name",
+  "Acme",
+  "--domain",
+  "acme.example",
+  "--commission-type",
+  "percent",
+  "--commission-rate",
+  "20",
+];
+
+describe("init and an existing or unwritable project file", () => {
+  beforeAll(async () => {
+    server = createServer((request, response) => {
+      if (request.method !== "POST" || request.url !== "/api/v1/cli/init") {
+        response.writeHead(404).end();
+        return;
+      }
+      initCalls++;
+      void beforeAnswer().then(() => {
+        response.writeHead(200, { "Content-Type": "application/json" });
+        response.end(
+          JSON.stringify({
+            success: true,
+            data: { program: { id: 42, name: "Acme", domain: "acme.example" }, api_key: API_KEY },
+          }),
+        );
+      });
+    });
+    await new Promise<void>((ready) => server.listen(0, "127.0.0.1", ready));
+    baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    await new Promise((closed) => server.close(closed));
+  });
+
+  beforeEach(async () => {
+    folder = await mkdtemp(join(tmpdir(), "cli-project-file-"));
+    initCalls = 0;
+    beforeAnswer = async () => {};
+    const login = { token: "atl_stub", email: "p@brand.example", expires_at: "2099-01-01T00:00:00.000Z" };
+    await mkdir(join(folder, "config"));
+    await writeFile(join(folder, "config", "credentials.json"), JSON.stringify({ [baseUrl]: login }));
+  });
+  afterEach(async () => {
+    await rm(folder, { recursive: true, force: true });
+  });
+
+  // A file the tool cannot parse may still be the person's only copy of a key (a hand edit left a trailing
+  // comma): it is refused like a readable one, not taken as absent and overwritten.
+  const unreadable: Array<[string, string]> = [
+    ["not JSON (a trailing comma)", '{\n  "program_id": 7,\n  "api_key": "sk_live_keepme",\n}\n'],
+    ["empty", ""],
+    ["JSON null", "null"],
+  ];
+  it.each(unreadable)(
+    "a project file that is %s is kept, nothing is created",
+    async (_name, content) => {
+      await writeFile(join(folder, projectConfigFile), content);
+      const run = await tool(...initFlags);
+      expect(run.code).toBe(2);
+      expect(run.output).toContain("pass --force to replace the file");
+      expect(await readFile(join(folder, projectConfigFile), "utf8")).toBe(content);
+      expect(initCalls).toBe(0);
+    },
+    30_000,
+  );
+
+  it("a project file that is a dangling link is refused before anything is created", async () => {
+    await symlink(join(folder, "missing", projectConfigFile), join(folder, projectConfigFile));
+    const run = await tool(...initFlags);
+    expect(run.code).toBe(2);
+    expect(run.output).toContain("pass --force to replace the file");
+    expect(initCalls).toBe(0);
+  }, 30_000);
+});
