@@ -119,11 +119,22 @@ export async function init(options: GlobalOptions & InitFlags): Promise<void> {
     token: login.token,
     body,
   });
-  const gitignored = await writeProjectConfig({
-    base_url: options.baseUrl,
-    program_id: data.program.id,
-    api_key: data.api_key,
-  });
+  let gitignored: boolean;
+  try {
+    gitignored = await writeProjectConfig({
+      base_url: options.baseUrl,
+      program_id: data.program.id,
+      api_key: data.api_key,
+    });
+  } catch (error) {
+    // The program exists and its key is shown only this once: print it rather than lose it.
+    throw new CliError(
+      `Created program ${data.program.id} "${data.program.name}", but could not write ${projectConfigPath()} ` +
+        `(${(error as Error).message}). Its API key, shown only this once: ${data.api_key} ` +
+        "Keep it in your secrets; do not run init again for this program.",
+      exitCodes.failure,
+    );
+  }
   emit(
     options,
     {

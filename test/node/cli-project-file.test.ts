@@ -118,4 +118,15 @@ describe("init and an existing or unwritable project file", () => {
     expect(run.output).toContain("pass --force to replace the file");
     expect(initCalls).toBe(0);
   }, 30_000);
+
+  it("the file cannot be written once the program exists: the key is shown, not lost", async () => {
+    // Something takes the file's name while the service creates the program.
+    beforeAnswer = () => mkdir(join(folder, projectConfigFile));
+    const run = await tool(...initFlags);
+    expect(initCalls).toBe(1);
+    expect(run.code).toBe(1);
+    expect(run.output).toContain("Created program 42");
+    expect(run.output).toContain(API_KEY);
+    expect(run.output).toContain("do not run init again");
+  }, 30_000);
 });
