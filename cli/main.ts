@@ -42,6 +42,7 @@ function run<T extends object>(action: (options: GlobalOptions & T) => Promise<v
     const options = {
       ...local,
       baseUrl: (await serviceAddress(globals.baseUrl)).replace(/\/+$/, ""),
+      givenBaseUrl: globals.baseUrl.replace(/\/+$/, ""),
       json: globals.json,
     } as GlobalOptions & T;
     try {

@@ -4,6 +4,8 @@ import { CliError, exitCodes } from "./exit-codes.ts";
 export interface GlobalOptions {
   json?: boolean;
   baseUrl: string;
+  /** The address from `--base-url`, AFFILIATE_TRACKING_BASE_URL or the default: never the project file's. */
+  givenBaseUrl: string;
 }
 
 /** `--json`: exactly one JSON document on stdout per command, success or failure; humans get text. */

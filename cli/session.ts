@@ -1,5 +1,6 @@
 import { loadLogin, type StoredLogin } from "./credentials-store.ts";
 import { CliError, exitCodes } from "./exit-codes.ts";
+import type { GlobalOptions } from "./output.ts";
 import { readProjectConfig, selfCommand } from "./project-config.ts";
 
 /** The stored login for this service, or a usage error telling the person to log in. */
@@ -14,15 +15,24 @@ export async function requireLogin(baseUrl: string): Promise<StoredLogin> {
   return login;
 }
 
-/** The program key for `status` and `test`: `--api-key`, then AFFILIATE_TRACKING_API_KEY, then the project config. */
-export async function resolveApiKey(explicit: string | undefined): Promise<string> {
+/**
+ * The program key for `status` and `test` and where to send it: `--api-key`, then AFFILIATE_TRACKING_API_KEY,
+ * then the project config. A key the person gave goes to the address they gave (or the default), never to the
+ * one a project file names: the file comes with the folder (a cloned repository can hold one), so its address
+ * is trusted with its own key only.
+ */
+export async function resolveApiKey(
+  options: GlobalOptions & { apiKey?: string },
+): Promise<{ key: string; baseUrl: string }> {
   // An empty variable (`AFFILIATE_TRACKING_API_KEY=`) counts as unset, as shells and CI files often leave it.
-  const key = explicit || process.env.AFFILIATE_TRACKING_API_KEY || (await readProjectConfig())?.api_key;
+  const given = options.apiKey || process.env.AFFILIATE_TRACKING_API_KEY;
+  if (given) return { key: given, baseUrl: options.givenBaseUrl };
+  const key = (await readProjectConfig())?.api_key;
   if (!key) {
     throw new CliError(
       `No API key: run \`${selfCommand()} init\` here, or pass --api-key (or set AFFILIATE_TRACKING_API_KEY).`,
       exitCodes.usage,
     );
   }
-  return key;
+  return { key, baseUrl: options.baseUrl };
 }

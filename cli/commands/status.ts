@@ -19,8 +19,8 @@ interface Status {
 const mark = (s: StepStatus) => (s.live ? "live" : s.test ? "test only" : "not yet");
 
 export async function status(options: GlobalOptions & { apiKey?: string }): Promise<void> {
-  const key = await resolveApiKey(options.apiKey);
-  const { data, warnings } = await callApi<Status>(options.baseUrl, "GET", "/api/v1/cli/status", {
+  const { key, baseUrl } = await resolveApiKey(options);
+  const { data, warnings } = await callApi<Status>(baseUrl, "GET", "/api/v1/cli/status", {
     token: key,
   });
   warn(options, warnings);

@@ -23,9 +23,9 @@ export async function testEvent(kind: string, options: GlobalOptions & { apiKey?
   if (!["click", "lead", "sale", "chain"].includes(kind)) {
     throw new CliError(`Unknown test "${kind}". Use one of: click, lead, sale, chain.`, exitCodes.usage);
   }
-  const key = await resolveApiKey(options.apiKey);
+  const { key, baseUrl } = await resolveApiKey(options);
   const body = kind === "chain" ? { type: "chain" } : { event_type: kind };
-  const { data, warnings } = await callApi<Answer>(options.baseUrl, "POST", "/api/v1/cli/test-event", {
+  const { data, warnings } = await callApi<Answer>(baseUrl, "POST", "/api/v1/cli/test-event", {
     token: key,
     body,
   });

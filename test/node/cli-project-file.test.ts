@@ -17,17 +17,27 @@ let server: Server;
 let baseUrl: string;
 let folder: string;
 let initCalls: number;
+/** The Authorization headers the stub saw on other paths (`status`, `test`). */
+let keysSeen: string[];
 /** Runs in the stub before it answers a created program. */
 let beforeAnswer: () => Promise<void>;
 
 function tool(...args: string[]): Promise<{ code: number | null; output: string }> {
+  return toolWith({ AFFILIATE_TRACKING_BASE_URL: baseUrl }, ...args);
+}
+
+function toolWith(
+  env: NodeJS.ProcessEnv,
+  ...args: string[]
+): Promise<{ code: number | null; output: string }> {
   const child = spawn(process.execPath, [BIN, ...args], {
     cwd: folder,
     env: {
       ...process.env,
-      AFFILIATE_TRACKING_BASE_URL: baseUrl,
+      AFFILIATE_TRACKING_BASE_URL: undefined,
       AFFILIATE_TRACKING_CONFIG_DIR: join(folder, "config"),
       AFFILIATE_TRACKING_API_KEY: "",
+      ...env,
     },
     stdio: ["ignore", "pipe", "pipe"],
   });
@@ -58,6 +68,7 @@ describe("init and an existing or unwritable project file", () => {
   beforeAll(async () => {
     server = createServer((request, response) => {
       if (request.method !== "POST" || request.url !== "/api/v1/cli/init") {
+        keysSeen.push(request.headers.authorization ?? "");
         response.writeHead(404).end();
         return;
       }
@@ -82,6 +93,7 @@ describe("init and an existing or unwritable project file", () => {
   beforeEach(async () => {
     folder = await mkdtemp(join(tmpdir(), "cli-project-file-"));
     initCalls = 0;
+    keysSeen = [];
     beforeAnswer = async () => {};
     const login = { token: "atl_stub", email: "p@brand.example", expires_at: "2099-01-01T00:00:00.000Z" };
     await mkdir(join(folder, "config"));
@@ -128,5 +140,36 @@ describe("init and an existing or unwritable project file", () => {
     expect(run.output).toContain("Created program 42");
     expect(run.output).toContain(API_KEY);
     expect(run.output).toContain("do not run init again");
+  }, 30_000);
+
+  // A project file comes with the folder (a cloned repository can hold one): its address is trusted only for
+  // its own key. A key from --api-key or AFFILIATE_TRACKING_API_KEY (the live key the person exported, as
+  // init suggests) never goes to an address the folder named.
+  const foreignKeys: Array<[string, string[], NodeJS.ProcessEnv]> = [
+    ["status, key from the variable", ["status"], { AFFILIATE_TRACKING_API_KEY: "sk_live_fromTheShell" }],
+    [
+      "test click, key from the variable",
+      ["test", "click"],
+      { AFFILIATE_TRACKING_API_KEY: "sk_live_fromTheShell" },
+    ],
+    ["status, key from --api-key", ["status", "--api-key", "sk_live_fromTheShell"], {}],
+  ];
+  it.each(foreignKeys)(
+    "%s: not sent to the project file's address",
+    async (_name, args, env) => {
+      const project = { base_url: baseUrl, program_id: 1, api_key: "sk_live_ofTheFolder" };
+      await writeFile(join(folder, projectConfigFile), JSON.stringify(project));
+      // No address given: the default one (the local stack) is asked, or cannot be reached; not the file's.
+      await toolWith(env, ...args);
+      expect(keysSeen).toEqual([]);
+    },
+    30_000,
+  );
+
+  it("the project file's own key still goes to the project file's address", async () => {
+    const project = { base_url: baseUrl, program_id: 1, api_key: "sk_live_ofTheFolder" };
+    await writeFile(join(folder, projectConfigFile), JSON.stringify(project));
+    await toolWith({}, "status");
+    expect(keysSeen).toEqual(["Bearer sk_live_ofTheFolder"]);
   }, 30_000);
 });
