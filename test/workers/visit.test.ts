@@ -169,6 +169,18 @@ describe("POST /api/v1/track/visit success", () => {
     expect((await visitsOfProgram(p.programId)).map((v) => v.isTest)).toEqual([true, true, false]);
   });
 
+  it("takes a null test_mode as absent, as the click and the lead do", async () => {
+    const p = await createProgram();
+    const live = await recordClick(p.links[0]);
+    const response = await postJson(visitPath, {
+      click_id: live,
+      url: "https://shop.example/",
+      additional_data: { test_mode: null },
+    });
+    expect(response.status).toBe(200);
+    expect((await visitsOfProgram(p.programId)).map((v) => v.isTest)).toEqual([false]);
+  });
+
   it("costs one database round trip, and none for an invalid body", async () => {
     const p = await createProgram();
     const clickId = await recordClick(p.links[0]);

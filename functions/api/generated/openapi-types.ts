@@ -1343,7 +1343,7 @@ export interface components {
             program_id?: number | null;
             additional_data?: ({
                 /** @description Record a flagged test visit. */
-                test_mode?: boolean;
+                test_mode?: boolean | null;
             } & {
                 [key: string]: unknown;
             }) | null;

@@ -58,7 +58,7 @@ export const VisitRequestSchema = z
           {
             test_mode: z
               .boolean({ error: "additional_data.test_mode must be a boolean" })
-              .optional()
+              .nullish()
               .openapi({ description: "Record a flagged test visit." }),
           },
           { error: "additional_data must be an object" },
