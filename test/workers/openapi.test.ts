@@ -86,6 +86,48 @@ describe("OpenAPI document and docs page", () => {
     }
   });
 
+  it("documents the key rotation notice on every route a program key authenticates, and only there", async () => {
+    const response = await SELF.fetch("https://api.test/openapi.json");
+    const text = await response.text();
+    const document = JSON.parse(text) as {
+      paths: Record<
+        string,
+        Record<string, { responses: Record<string, { headers?: object; content?: object }> }>
+      >;
+      components: { headers: Record<string, unknown>; schemas: Record<string, unknown> };
+    };
+    const noticed = Object.entries(document.paths).flatMap(([path, item]) =>
+      Object.entries(item)
+        .filter(([, operation]) => "Deprecation" in (operation.responses["200"]?.headers ?? {}))
+        .map(([method]) => `${method} ${path}`),
+    );
+    expect(noticed.sort()).toEqual([
+      "get /api/v1/cli/status",
+      "get /api/v1/programs/me/analytics/sources",
+      "get /api/v1/programs/me/readiness",
+      "post /api/v1/cli/test-event",
+      "post /api/v1/track/lead",
+      "post /api/v1/track/refund",
+      "post /api/v1/track/sale",
+    ]);
+    for (const key of noticed) {
+      const [method, path] = key.split(" ") as [string, string];
+      const responses = document.paths[path]?.[method]?.responses ?? {};
+      expect(Object.keys(responses["200"]?.headers ?? {})).toEqual(
+        expect.arrayContaining(["Deprecation", "Sunset", "Link"]),
+      );
+      expect(JSON.stringify(responses["200"]?.content)).toContain('"warnings"');
+      expect(JSON.stringify(responses["401"]?.content)).toContain("#/components/schemas/RetiredKeyError");
+      // Given before the key is read: never the notice.
+      expect(Object.keys(responses["429"]?.headers ?? {})).not.toContain("Deprecation");
+    }
+    expect(Object.keys(document.components.headers)).toEqual(["Deprecation", "Sunset", "Link"]);
+    expect(Object.keys(document.components.schemas)).toEqual(
+      expect.arrayContaining(["RotationWarning", "RetiredKeyError"]),
+    );
+    expect(text).not.toContain("x-key-rotation-notice");
+  });
+
   it("serves the document written at build time: the bytes the routes generate, with the app's headers", async () => {
     const response = await SELF.fetch("https://api.test/openapi.json", {
       headers: { "X-Request-ID": "openapi-document-test" },

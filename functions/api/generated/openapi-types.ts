@@ -1048,6 +1048,15 @@ export interface webhooks {
 }
 export interface components {
     schemas: {
+        RotationWarning: {
+            /** @enum {string} */
+            code: "api_key_rotation_required";
+            message: string;
+            hint: string;
+            /** @description ISO 8601 deadline after which the key answers 401. */
+            rotate_by: string;
+            docs_url: string;
+        };
         ClickResponse: {
             /** @enum {boolean} */
             success: true;
@@ -1129,17 +1138,6 @@ export interface components {
                 /** @enum {boolean} */
                 test_mode: true;
             };
-            /** @description Present when the API key sent is marked for rotation. */
-            warnings?: components["schemas"]["RotationWarning"][];
-        };
-        RotationWarning: {
-            /** @enum {string} */
-            code: "api_key_rotation_required";
-            message: string;
-            hint: string;
-            /** @description ISO 8601 deadline after which the key answers 401. */
-            rotate_by: string;
-            docs_url: string;
         };
         LeadProvisionalResponse: {
             /** @enum {boolean} */
@@ -1147,8 +1145,6 @@ export interface components {
             /** @enum {boolean} */
             provisional: true;
             message: string;
-            /** @description Present when the API key sent is marked for rotation. */
-            warnings?: components["schemas"]["RotationWarning"][];
         };
         /**
          * @example {
@@ -1160,8 +1156,6 @@ export interface components {
             /** @enum {boolean} */
             success: true;
             message: string;
-            /** @description Present when the API key sent is marked for rotation. */
-            warnings?: components["schemas"]["RotationWarning"][];
         };
         RetiredKeyError: {
             error: {
@@ -2246,7 +2240,14 @@ export interface components {
     responses: never;
     parameters: never;
     requestBodies: never;
-    headers: never;
+    headers: {
+        /** @description When the API key sent was marked for rotation: `@<unix seconds>` (RFC 9745). */
+        Deprecation: string;
+        /** @description The key's rotation deadline, an HTTP-date (RFC 8594); after it the key answers 401. */
+        Sunset: string;
+        /** @description The rotation guide: `<docs_url>; rel="deprecation"`. */
+        Link: string;
+    };
     pathItems: never;
 }
 export type $defs = Record<string, never>;
@@ -2370,19 +2371,31 @@ export interface operations {
                     "X-RateLimit-Reset"?: number;
                     /** @description Request id */
                     "X-Request-ID"?: string;
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["LeadResponse"];
+                    "application/json": components["schemas"]["LeadResponse"] & {
+                        /** @description Present when the API key sent is marked for rotation; a sibling of `data` on wrapped bodies. */
+                        warnings?: components["schemas"]["RotationWarning"][];
+                    };
                 };
             };
             /** @description Invalid request, no customer found, customer of another program, or a customer whose status cannot become lead */
             400: {
                 headers: {
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["PlatformError"];
+                    "application/json": components["schemas"]["PlatformError"] & {
+                        /** @description Present when the API key sent is marked for rotation; a sibling of `data` on wrapped bodies. */
+                        warnings?: components["schemas"]["RotationWarning"][];
+                    };
                 };
             };
             /** @description Malformed Authorization header or unknown API token (platform envelope), or a key retired after its rotation deadline (typed envelope, `api_key_rotation_required`) */
@@ -2397,10 +2410,16 @@ export interface operations {
             /** @description Test mode with a Bearer key and another program's `additional_data.program_id` */
             403: {
                 headers: {
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["PlatformError"];
+                    "application/json": components["schemas"]["PlatformError"] & {
+                        /** @description Present when the API key sent is marked for rotation; a sibling of `data` on wrapped bodies. */
+                        warnings?: components["schemas"]["RotationWarning"][];
+                    };
                 };
             };
             /** @description The body is larger than 64 KB (65536 bytes); nothing was recorded. */
@@ -2433,10 +2452,16 @@ export interface operations {
             /** @description Lead tracking failed */
             500: {
                 headers: {
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["PlatformError"];
+                    "application/json": components["schemas"]["PlatformError"] & {
+                        /** @description Present when the API key sent is marked for rotation; a sibling of `data` on wrapped bodies. */
+                        warnings?: components["schemas"]["RotationWarning"][];
+                    };
                 };
             };
         };
@@ -2465,37 +2490,55 @@ export interface operations {
                     "X-RateLimit-Reset"?: number;
                     /** @description Request id */
                     "X-Request-ID"?: string;
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["SaleResponse"] | components["schemas"]["TestEventResponse"];
+                    "application/json": (components["schemas"]["SaleResponse"] | components["schemas"]["TestEventResponse"]) & {
+                        /** @description Present when the API key sent is marked for rotation; a sibling of `data` on wrapped bodies. */
+                        warnings?: components["schemas"]["RotationWarning"][];
+                    };
                 };
             };
             /** @description Invalid request (`invalid_request`) or no usable attribution (`no_attribution`) */
             400: {
                 headers: {
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["PlatformError"];
+                    "application/json": components["schemas"]["PlatformError"] & {
+                        /** @description Present when the API key sent is marked for rotation; a sibling of `data` on wrapped bodies. */
+                        warnings?: components["schemas"]["RotationWarning"][];
+                    };
                 };
             };
-            /** @description Missing, malformed, unknown or retired API key (`unauthorized`) */
+            /** @description Missing, malformed, empty or unknown API key (`unauthorized`); or a key past its rotation deadline (typed envelope, `api_key_rotation_required`) */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["PlatformError"];
+                    "application/json": components["schemas"]["PlatformError"] | components["schemas"]["RetiredKeyError"];
                 };
             };
             /** @description Duplicate transaction_id (`duplicate_transaction`, the recorded sale's id in `details.sale_id`) */
             409: {
                 headers: {
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["PlatformError"];
+                    "application/json": components["schemas"]["PlatformError"] & {
+                        /** @description Present when the API key sent is marked for rotation; a sibling of `data` on wrapped bodies. */
+                        warnings?: components["schemas"]["RotationWarning"][];
+                    };
                 };
             };
             /** @description The body is larger than 64 KB (65536 bytes); nothing was recorded. */
@@ -2510,10 +2553,16 @@ export interface operations {
             /** @description Unsupported currency (`unsupported_currency`); nothing created */
             422: {
                 headers: {
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["PlatformError"];
+                    "application/json": components["schemas"]["PlatformError"] & {
+                        /** @description Present when the API key sent is marked for rotation; a sibling of `data` on wrapped bodies. */
+                        warnings?: components["schemas"]["RotationWarning"][];
+                    };
                 };
             };
             /** @description Rate limited; nothing was recorded. `Retry-After` gives the wait in seconds. */
@@ -2537,10 +2586,16 @@ export interface operations {
             /** @description Sale tracking failed, or Failed to create commission (`internal_error`) */
             500: {
                 headers: {
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["PlatformError"];
+                    "application/json": components["schemas"]["PlatformError"] & {
+                        /** @description Present when the API key sent is marked for rotation; a sibling of `data` on wrapped bodies. */
+                        warnings?: components["schemas"]["RotationWarning"][];
+                    };
                 };
             };
         };
@@ -2569,37 +2624,55 @@ export interface operations {
                     "X-RateLimit-Reset"?: number;
                     /** @description Request id */
                     "X-Request-ID"?: string;
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RefundResponse"];
+                    "application/json": components["schemas"]["RefundResponse"] & {
+                        /** @description Present when the API key sent is marked for rotation; a sibling of `data` on wrapped bodies. */
+                        warnings?: components["schemas"]["RotationWarning"][];
+                    };
                 };
             };
             /** @description Invalid request (`invalid_request`) */
             400: {
                 headers: {
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["PlatformError"];
+                    "application/json": components["schemas"]["PlatformError"] & {
+                        /** @description Present when the API key sent is marked for rotation; a sibling of `data` on wrapped bodies. */
+                        warnings?: components["schemas"]["RotationWarning"][];
+                    };
                 };
             };
-            /** @description Missing, malformed, empty, unknown or retired API key (`unauthorized`) */
+            /** @description Missing, malformed, empty or unknown API key (`unauthorized`); or a key past its rotation deadline (typed envelope, `api_key_rotation_required`) */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["PlatformError"];
+                    "application/json": components["schemas"]["PlatformError"] | components["schemas"]["RetiredKeyError"];
                 };
             };
             /** @description Sale not found for transaction_id (`not_found`) */
             404: {
                 headers: {
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["PlatformError"];
+                    "application/json": components["schemas"]["PlatformError"] & {
+                        /** @description Present when the API key sent is marked for rotation; a sibling of `data` on wrapped bodies. */
+                        warnings?: components["schemas"]["RotationWarning"][];
+                    };
                 };
             };
             /** @description The body is larger than 64 KB (65536 bytes); nothing was recorded. */
@@ -2632,10 +2705,16 @@ export interface operations {
             /** @description Refund tracking failed (`internal_error`) */
             500: {
                 headers: {
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["PlatformError"];
+                    "application/json": components["schemas"]["PlatformError"] & {
+                        /** @description Present when the API key sent is marked for rotation; a sibling of `data` on wrapped bodies. */
+                        warnings?: components["schemas"]["RotationWarning"][];
+                    };
                 };
             };
         };
@@ -2804,13 +2883,19 @@ export interface operations {
                     "X-RateLimit-Reset"?: number;
                     /** @description Request id */
                     "X-Request-ID"?: string;
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ReadinessVerdict"];
+                    "application/json": components["schemas"]["ReadinessVerdict"] & {
+                        /** @description Present when the API key sent is marked for rotation; a sibling of `data` on wrapped bodies. */
+                        warnings?: components["schemas"]["RotationWarning"][];
+                    };
                 };
             };
-            /** @description Missing, malformed, empty or unknown key (`invalid_key`), or retired key */
+            /** @description Missing, malformed, empty or unknown key (`invalid_key`); or a key past its rotation deadline (typed envelope, `api_key_rotation_required`) */
             401: {
                 headers: {
                     /** @description Request id */
@@ -2818,7 +2903,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["TypedError"];
+                    "application/json": components["schemas"]["TypedError"] | components["schemas"]["RetiredKeyError"];
                 };
             };
             /** @description Rate limited; nothing was recorded. `Retry-After` gives the wait in seconds. */
@@ -2844,10 +2929,16 @@ export interface operations {
                 headers: {
                     /** @description Request id */
                     "X-Request-ID"?: string;
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["TypedError"];
+                    "application/json": components["schemas"]["TypedError"] & {
+                        /** @description Present when the API key sent is marked for rotation; a sibling of `data` on wrapped bodies. */
+                        warnings?: components["schemas"]["RotationWarning"][];
+                    };
                 };
             };
         };
@@ -2885,28 +2976,40 @@ export interface operations {
                     "X-RateLimit-Reset"?: number;
                     /** @description Request id */
                     "X-Request-ID"?: string;
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["AnalyticsSources"];
+                    "application/json": components["schemas"]["AnalyticsSources"] & {
+                        /** @description Present when the API key sent is marked for rotation; a sibling of `data` on wrapped bodies. */
+                        warnings?: components["schemas"]["RotationWarning"][];
+                    };
                 };
             };
             /** @description A parameter is invalid (`details.parameter` names it) */
             400: {
                 headers: {
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["PlatformError"];
+                    "application/json": components["schemas"]["PlatformError"] & {
+                        /** @description Present when the API key sent is marked for rotation; a sibling of `data` on wrapped bodies. */
+                        warnings?: components["schemas"]["RotationWarning"][];
+                    };
                 };
             };
-            /** @description Missing, malformed, empty, unknown or retired key */
+            /** @description Missing, malformed, empty or unknown key; or a key past its rotation deadline (typed envelope, `api_key_rotation_required`) */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["PlatformError"];
+                    "application/json": components["schemas"]["PlatformError"] | components["schemas"]["RetiredKeyError"];
                 };
             };
             /** @description Rate limited; nothing was recorded. `Retry-After` gives the wait in seconds. */
@@ -2930,10 +3033,16 @@ export interface operations {
             /** @description Failed to compute analytics. Retry shortly. */
             500: {
                 headers: {
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["PlatformError"];
+                    "application/json": components["schemas"]["PlatformError"] & {
+                        /** @description Present when the API key sent is marked for rotation; a sibling of `data` on wrapped bodies. */
+                        warnings?: components["schemas"]["RotationWarning"][];
+                    };
                 };
             };
         };
@@ -5793,19 +5902,25 @@ export interface operations {
                     "X-RateLimit-Reset"?: number;
                     /** @description Request id */
                     "X-Request-ID"?: string;
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["CliStatusResponse"];
+                    "application/json": components["schemas"]["CliStatusResponse"] & {
+                        /** @description Present when the API key sent is marked for rotation; a sibling of `data` on wrapped bodies. */
+                        warnings?: components["schemas"]["RotationWarning"][];
+                    };
                 };
             };
-            /** @description Missing or malformed header, missing token, invalid key; or a retired key (typed, `api_key_rotation_required`) */
+            /** @description Missing or malformed header, missing token, invalid key; or a key past its rotation deadline (typed envelope, `api_key_rotation_required`) */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["PlatformError"];
+                    "application/json": components["schemas"]["PlatformError"] | components["schemas"]["RetiredKeyError"];
                 };
             };
             /** @description Rate limited; nothing was recorded. `Retry-After` gives the wait in seconds. */
@@ -5829,10 +5944,16 @@ export interface operations {
             /** @description Failed to get status (request_id: <id>) */
             500: {
                 headers: {
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["PlatformError"];
+                    "application/json": components["schemas"]["PlatformError"] & {
+                        /** @description Present when the API key sent is marked for rotation; a sibling of `data` on wrapped bodies. */
+                        warnings?: components["schemas"]["RotationWarning"][];
+                    };
                 };
             };
         };
@@ -5861,28 +5982,40 @@ export interface operations {
                     "X-RateLimit-Reset"?: number;
                     /** @description Request id */
                     "X-Request-ID"?: string;
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["CliTestEventResponse"];
+                    "application/json": components["schemas"]["CliTestEventResponse"] & {
+                        /** @description Present when the API key sent is marked for rotation; a sibling of `data` on wrapped bodies. */
+                        warnings?: components["schemas"]["RotationWarning"][];
+                    };
                 };
             };
             /** @description Invalid event_type: <value>. Valid: click, lead, sale */
             400: {
                 headers: {
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["PlatformError"];
+                    "application/json": components["schemas"]["PlatformError"] & {
+                        /** @description Present when the API key sent is marked for rotation; a sibling of `data` on wrapped bodies. */
+                        warnings?: components["schemas"]["RotationWarning"][];
+                    };
                 };
             };
-            /** @description Missing or malformed header, missing token, invalid key; or a retired key (typed, `api_key_rotation_required`) */
+            /** @description Missing or malformed header, missing token, invalid key; or a key past its rotation deadline (typed envelope, `api_key_rotation_required`) */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["PlatformError"];
+                    "application/json": components["schemas"]["PlatformError"] | components["schemas"]["RetiredKeyError"];
                 };
             };
             /** @description The body is larger than 64 KB (65536 bytes); nothing was recorded. */
@@ -5915,10 +6048,16 @@ export interface operations {
             /** @description Failed to run synthetic chain (request_id: <id>); Failed to process test event (request_id: <id>) */
             500: {
                 headers: {
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["PlatformError"];
+                    "application/json": components["schemas"]["PlatformError"] & {
+                        /** @description Present when the API key sent is marked for rotation; a sibling of `data` on wrapped bodies. */
+                        warnings?: components["schemas"]["RotationWarning"][];
+                    };
                 };
             };
         };

@@ -84,27 +84,12 @@ export const LeadRequestSchema = z
 
 export type LeadRequest = z.infer<typeof LeadRequestSchema>;
 
-const RotationWarning = z
-  .object({
-    code: z.literal("api_key_rotation_required"),
-    message: z.string(),
-    hint: z.string(),
-    rotate_by: z.string().openapi({ description: "ISO 8601 deadline after which the key answers 401." }),
-    docs_url: z.string(),
-  })
-  .openapi("RotationWarning");
-
-const warnings = z
-  .array(RotationWarning)
-  .optional()
-  .openapi({ description: "Present when the API key sent is marked for rotation." });
-
 export const LeadSettledResponseSchema = z
-  .object({ success: z.literal(true), message: z.string(), warnings })
+  .object({ success: z.literal(true), message: z.string() })
   .openapi("LeadSettledResponse", { example: { success: true, message: "Lead recorded" } });
 
 export const LeadProvisionalResponseSchema = z
-  .object({ success: z.literal(true), provisional: z.literal(true), message: z.string(), warnings })
+  .object({ success: z.literal(true), provisional: z.literal(true), message: z.string() })
   .openapi("LeadProvisionalResponse");
 
 export const LeadTestResponseSchema = z
@@ -116,7 +101,6 @@ export const LeadTestResponseSchema = z
       programId: z.number().int(),
       test_mode: z.literal(true),
     }),
-    warnings,
   })
   .openapi("LeadTestResponse");
 

@@ -15,8 +15,10 @@ import { rateLimit } from "../../../../lib/http/rate-limit.ts";
 import { omitRequestIdOn } from "../../../../lib/http/request-id.ts";
 import { requireBearer } from "../../../../lib/http/require-bearer.ts";
 import { rateLimits } from "../../../../lib/ratelimit/policies.ts";
+import { keyRotationNoticeDocumented } from "../../openapi-key-rotation.ts";
 
 export const statusRoute = createRoute({
+  ...keyRotationNoticeDocumented,
   method: "get",
   path: "/api/v1/cli/status",
   tags: ["Command line"],
@@ -28,9 +30,7 @@ export const statusRoute = createRoute({
   security: [{ bearerAuth: [] }],
   responses: {
     200: okResponse("Integration status", StatusResponseSchema),
-    401: platformErrorResponse(
-      "Missing or malformed header, missing token, invalid key; or a retired key (typed, `api_key_rotation_required`)",
-    ),
+    401: platformErrorResponse("Missing or malformed header, missing token, invalid key"),
     429: rateLimitedResponse,
     500: platformErrorResponse("Failed to get status (request_id: <id>)"),
   },

@@ -24,9 +24,11 @@ import { keyRotationNotice } from "../../../../lib/http/key-rotation-notice.ts";
 import { rateLimit } from "../../../../lib/http/rate-limit.ts";
 import { requireBearer } from "../../../../lib/http/require-bearer.ts";
 import { rateLimits } from "../../../../lib/ratelimit/policies.ts";
+import { keyRotationNoticeDocumented } from "../../openapi-key-rotation.ts";
 import { trackingWorkerCalls } from "../tracking/tracking-worker-calls.ts";
 
 export const testEventRoute = createRoute({
+  ...keyRotationNoticeDocumented,
   method: "post",
   path: "/api/v1/cli/test-event",
   tags: ["Command line"],
@@ -42,9 +44,7 @@ export const testEventRoute = createRoute({
   responses: {
     200: okResponse("The test event's step, or every step of the chain", TestEventResponseSchema),
     400: platformErrorResponse("Invalid event_type: <value>. Valid: click, lead, sale"),
-    401: platformErrorResponse(
-      "Missing or malformed header, missing token, invalid key; or a retired key (typed, `api_key_rotation_required`)",
-    ),
+    401: platformErrorResponse("Missing or malformed header, missing token, invalid key"),
     413: payloadTooLargeResponse,
     429: rateLimitedResponse,
     500: platformErrorResponse(

@@ -18,6 +18,7 @@ import { keyRotationNotice } from "../../../../lib/http/key-rotation-notice.ts";
 import { rateLimit } from "../../../../lib/http/rate-limit.ts";
 import { requireBearer } from "../../../../lib/http/require-bearer.ts";
 import { rateLimits } from "../../../../lib/ratelimit/policies.ts";
+import { keyRotationNoticeDocumented } from "../../openapi-key-rotation.ts";
 
 /** Readiness's wording, in the platform envelope like the rest of this route's errors. */
 const analyticsKeyMessages: KeyMessages = { ...readinessKeyMessages, envelope: "platform" };
@@ -29,6 +30,7 @@ const param = (description: string, example?: string) =>
     .openapi({ description, ...(example ? { example } : {}) });
 
 export const analyticsSourcesRoute = createRoute({
+  ...keyRotationNoticeDocumented,
   method: "get",
   path: "/api/v1/programs/me/analytics/sources",
   tags: ["Programs"],
@@ -60,7 +62,7 @@ export const analyticsSourcesRoute = createRoute({
   responses: {
     200: okResponse("Sources over the range, with totals", AnalyticsResponseSchema),
     400: platformErrorResponse("A parameter is invalid (`details.parameter` names it)"),
-    401: platformErrorResponse("Missing, malformed, empty, unknown or retired key"),
+    401: platformErrorResponse("Missing, malformed, empty or unknown key"),
     429: rateLimitedResponse,
     500: platformErrorResponse("Failed to compute analytics. Retry shortly."),
   },

@@ -12,8 +12,10 @@ import { requireBearer } from "../../../../lib/http/require-bearer.ts";
 import { rateLimits } from "../../../../lib/ratelimit/policies.ts";
 import { readReadiness } from "../../../../lib/readiness/read-readiness.ts";
 import { ReadinessResponseSchema } from "../../../../lib/readiness/readiness-response.ts";
+import { keyRotationNoticeDocumented } from "../../openapi-key-rotation.ts";
 
 export const readinessRoute = createRoute({
+  ...keyRotationNoticeDocumented,
   method: "get",
   path: "/api/v1/programs/me/readiness",
   tags: ["Programs"],
@@ -25,7 +27,7 @@ export const readinessRoute = createRoute({
   security: [{ bearerAuth: [] }],
   responses: {
     200: okResponse("The readiness verdict", ReadinessResponseSchema),
-    401: typedErrorResponse("Missing, malformed, empty or unknown key (`invalid_key`), or retired key"),
+    401: typedErrorResponse("Missing, malformed, empty or unknown key (`invalid_key`)"),
     429: rateLimitedResponse,
     500: typedErrorResponse("`internal_error` with `retry_after_seconds` 10"),
   },

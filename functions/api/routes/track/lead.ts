@@ -39,17 +39,7 @@ import {
   writeLead,
 } from "../../../../lib/tracking/lead/lead-store.ts";
 import { comparableProgramId } from "../../../../lib/validation/database-limits.ts";
-
-const RetiredKey = z
-  .object({
-    error: z.object({
-      code: z.literal("api_key_rotation_required"),
-      message: z.string(),
-      hint: z.string(),
-      docs_url: z.string(),
-    }),
-  })
-  .openapi("RetiredKeyError");
+import { keyRotationNoticeDocumented, RetiredKeyError } from "../../openapi-key-rotation.ts";
 
 const PlatformError = platformErrorResponse("").content["application/json"].schema;
 
@@ -57,6 +47,7 @@ const PlatformError = platformErrorResponse("").content["application/json"].sche
 const optionalBearer: Record<string, string[]>[] = [{}, { bearerAuth: [] }];
 
 export const leadRoute = createRoute({
+  ...keyRotationNoticeDocumented,
   method: "post",
   path: "/api/v1/track/lead",
   tags: ["Tracking"],
@@ -80,7 +71,7 @@ export const leadRoute = createRoute({
       description:
         "Malformed Authorization header or unknown API token (platform envelope), or a key retired after " +
         "its rotation deadline (typed envelope, `api_key_rotation_required`)",
-      content: { "application/json": { schema: z.union([PlatformError, RetiredKey]) } },
+      content: { "application/json": { schema: z.union([PlatformError, RetiredKeyError]) } },
     },
     403: platformErrorResponse(
       "Test mode with a Bearer key and another program's `additional_data.program_id`",

@@ -32,8 +32,10 @@ import { type RefundPlan, refundSale } from "../../../../lib/refunds/refund-sale
 import { readRefundFacts } from "../../../../lib/refunds/refund-store.ts";
 import { firstIssueMessage } from "../../../../lib/validation/first-issue.ts";
 import { assertStorableText, hasNul } from "../../../../lib/validation/storable-text.ts";
+import { keyRotationNoticeDocumented } from "../../openapi-key-rotation.ts";
 
 export const refundRoute = createRoute({
+  ...keyRotationNoticeDocumented,
   method: "post",
   path: "/api/v1/track/refund",
   tags: ["Tracking"],
@@ -51,7 +53,7 @@ export const refundRoute = createRoute({
       RefundResponseSchema,
     ),
     400: platformErrorResponse("Invalid request (`invalid_request`)"),
-    401: platformErrorResponse("Missing, malformed, empty, unknown or retired API key (`unauthorized`)"),
+    401: platformErrorResponse("Missing, malformed, empty or unknown API key (`unauthorized`)"),
     404: platformErrorResponse("Sale not found for transaction_id (`not_found`)"),
     413: payloadTooLargeResponse,
     429: rateLimitedResponse,

@@ -23,8 +23,10 @@ import {
   SaleResponseSchema,
   TestEventResponseSchema,
 } from "../../../../lib/tracking/sale/sale-request.ts";
+import { keyRotationNoticeDocumented } from "../../openapi-key-rotation.ts";
 
 export const saleRoute = createRoute({
+  ...keyRotationNoticeDocumented,
   method: "post",
   path: "/api/v1/track/sale",
   tags: ["Tracking"],
@@ -42,7 +44,7 @@ export const saleRoute = createRoute({
     400: platformErrorResponse(
       "Invalid request (`invalid_request`) or no usable attribution (`no_attribution`)",
     ),
-    401: platformErrorResponse("Missing, malformed, unknown or retired API key (`unauthorized`)"),
+    401: platformErrorResponse("Missing, malformed, empty or unknown API key (`unauthorized`)"),
     409: platformErrorResponse(
       "Duplicate transaction_id (`duplicate_transaction`, the recorded sale's id in `details.sale_id`)",
     ),
