@@ -1,7 +1,7 @@
 import { type OpenAPIHono, z } from "@hono/zod-openapi";
 import type { AppEnv } from "../../lib/http/app-env.ts";
 import { documentInfo } from "./openapi-info.ts";
-import { describeKeyRotationNotice, RotationWarning } from "./openapi-key-rotation.ts";
+import { describeKeyRotationNotice, RetiredKeyError, RotationWarning } from "./openapi-key-rotation.ts";
 import { webhooksSection } from "./openapi-webhooks.ts";
 
 type Operation = { operationId?: string };
@@ -24,6 +24,7 @@ export function operationIdOf(method: string, path: string): string {
 export function openApiDocument(app: OpenAPIHono<AppEnv>): ReturnType<OpenAPIHono["getOpenAPI31Document"]> {
   // Referenced only from the key rotation notice, which is written in after generation (below).
   app.openAPIRegistry.register("RotationWarning", RotationWarning);
+  app.openAPIRegistry.register("RetiredKeyError", RetiredKeyError);
   const document = app.getOpenAPI31Document(documentInfo);
   describeKeyRotationNotice(document as Parameters<typeof describeKeyRotationNotice>[0]);
   for (const [path, item] of Object.entries((document.paths ?? {}) as Record<string, PathItem>)) {

@@ -1,18 +1,14 @@
 import { z } from "@hono/zod-openapi";
+import { ROTATION_MARKER } from "./key-rotation-documented.ts";
 
 /**
  * Spec section 5, "Key rotation": on the routes a program key authenticates, a key marked for rotation still
  * works until its deadline, and every answer it gets carries the `Deprecation`, `Sunset` and `Link` headers
  * and a top-level `warnings` array (`keyRotationNotice`, lib/http/key-rotation-notice.ts); after the deadline
- * it answers 401 in the typed envelope. Routes say so with `keyRotationNoticeDocumented` in their OpenAPI
- * configuration, and `describeKeyRotationNotice` writes it into their responses when the document is built,
- * so the workers carry none of it.
+ * it answers 401 in the typed envelope. Routes say so with `keyRotationNoticeDocumented`
+ * (key-rotation-documented.ts) in their OpenAPI configuration, and `describeKeyRotationNotice` writes it into
+ * their responses when the document is built, so the workers carry none of it.
  */
-
-export const ROTATION_MARKER = "x-key-rotation-notice";
-
-/** Spread into the route configuration of a route that runs `keyRotationNotice`. */
-export const keyRotationNoticeDocumented = { [ROTATION_MARKER]: true } as const;
 
 export const RotationWarning = z
   .object({
@@ -76,16 +72,12 @@ type Document = { paths?: Json; components?: Json };
  */
 const beforeTheKey = new Set(["413", "429"]);
 
-function mentionsRetiredKey(schema: Json | undefined): boolean {
-  return JSON.stringify(schema ?? {}).includes(schemaRef("RetiredKeyError").$ref);
-}
-
 function describeOperation(operation: Operation): void {
   for (const [status, response] of Object.entries(operation.responses ?? {})) {
     if (beforeTheKey.has(status)) continue;
     const json = response.content?.["application/json"];
     if (status === "401") {
-      if (json && !mentionsRetiredKey(json.schema)) {
+      if (json) {
         json.schema = { anyOf: [json.schema ?? {}, schemaRef("RetiredKeyError")] };
         response.description = `${response.description ?? ""}; or a key past its rotation deadline (typed envelope, \`api_key_rotation_required\`)`;
       }
@@ -113,6 +105,6 @@ export function describeKeyRotationNotice(document: Document): void {
     }
   }
   if (!marked) return;
-  const components = (document.components ??= {});
-  components.headers = { ...(components.headers as Json | undefined), ...rotationHeaders };
+  document.components ??= {};
+  document.components.headers = { ...(document.components.headers as Json | undefined), ...rotationHeaders };
 }

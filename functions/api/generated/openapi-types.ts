@@ -1057,6 +1057,15 @@ export interface components {
             rotate_by: string;
             docs_url: string;
         };
+        RetiredKeyError: {
+            error: {
+                /** @enum {string} */
+                code: "api_key_rotation_required";
+                message: string;
+                hint: string;
+                docs_url: string;
+            };
+        };
         ClickResponse: {
             /** @enum {boolean} */
             success: true;
@@ -1156,15 +1165,6 @@ export interface components {
             /** @enum {boolean} */
             success: true;
             message: string;
-        };
-        RetiredKeyError: {
-            error: {
-                /** @enum {string} */
-                code: "api_key_rotation_required";
-                message: string;
-                hint: string;
-                docs_url: string;
-            };
         };
         LeadRequest: {
             /**
@@ -2398,7 +2398,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Malformed Authorization header or unknown API token (platform envelope), or a key retired after its rotation deadline (typed envelope, `api_key_rotation_required`) */
+            /** @description Malformed Authorization header or unknown API token; or a key past its rotation deadline (typed envelope, `api_key_rotation_required`) */
             401: {
                 headers: {
                     [name: string]: unknown;

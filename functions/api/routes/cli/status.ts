@@ -15,7 +15,7 @@ import { rateLimit } from "../../../../lib/http/rate-limit.ts";
 import { omitRequestIdOn } from "../../../../lib/http/request-id.ts";
 import { requireBearer } from "../../../../lib/http/require-bearer.ts";
 import { rateLimits } from "../../../../lib/ratelimit/policies.ts";
-import { keyRotationNoticeDocumented } from "../../openapi-key-rotation.ts";
+import { keyRotationNoticeDocumented } from "../../key-rotation-documented.ts";
 
 export const statusRoute = createRoute({
   ...keyRotationNoticeDocumented,

@@ -24,7 +24,7 @@ import { keyRotationNotice } from "../../../../lib/http/key-rotation-notice.ts";
 import { rateLimit } from "../../../../lib/http/rate-limit.ts";
 import { requireBearer } from "../../../../lib/http/require-bearer.ts";
 import { rateLimits } from "../../../../lib/ratelimit/policies.ts";
-import { keyRotationNoticeDocumented } from "../../openapi-key-rotation.ts";
+import { keyRotationNoticeDocumented } from "../../key-rotation-documented.ts";
 import { trackingWorkerCalls } from "../tracking/tracking-worker-calls.ts";
 
 export const testEventRoute = createRoute({

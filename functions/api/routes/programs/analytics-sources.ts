@@ -18,7 +18,7 @@ import { keyRotationNotice } from "../../../../lib/http/key-rotation-notice.ts";
 import { rateLimit } from "../../../../lib/http/rate-limit.ts";
 import { requireBearer } from "../../../../lib/http/require-bearer.ts";
 import { rateLimits } from "../../../../lib/ratelimit/policies.ts";
-import { keyRotationNoticeDocumented } from "../../openapi-key-rotation.ts";
+import { keyRotationNoticeDocumented } from "../../key-rotation-documented.ts";
 
 /** Readiness's wording, in the platform envelope like the rest of this route's errors. */
 const analyticsKeyMessages: KeyMessages = { ...readinessKeyMessages, envelope: "platform" };

@@ -12,7 +12,7 @@ import { requireBearer } from "../../../../lib/http/require-bearer.ts";
 import { rateLimits } from "../../../../lib/ratelimit/policies.ts";
 import { readReadiness } from "../../../../lib/readiness/read-readiness.ts";
 import { ReadinessResponseSchema } from "../../../../lib/readiness/readiness-response.ts";
-import { keyRotationNoticeDocumented } from "../../openapi-key-rotation.ts";
+import { keyRotationNoticeDocumented } from "../../key-rotation-documented.ts";
 
 export const readinessRoute = createRoute({
   ...keyRotationNoticeDocumented,

@@ -1,4 +1,4 @@
-import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import { sha256Hex } from "../../../../lib/auth/api-keys.ts";
 import { parseBearer } from "../../../../lib/auth/bearer.ts";
 import { leadKeyMessages } from "../../../../lib/auth/program-key.ts";
@@ -39,9 +39,7 @@ import {
   writeLead,
 } from "../../../../lib/tracking/lead/lead-store.ts";
 import { comparableProgramId } from "../../../../lib/validation/database-limits.ts";
-import { keyRotationNoticeDocumented, RetiredKeyError } from "../../openapi-key-rotation.ts";
-
-const PlatformError = platformErrorResponse("").content["application/json"].schema;
+import { keyRotationNoticeDocumented } from "../../key-rotation-documented.ts";
 
 /** `{}` first: no credential is an accepted alternative (OpenAPI's way to say the Bearer key is optional). */
 const optionalBearer: Record<string, string[]>[] = [{}, { bearerAuth: [] }];
@@ -67,12 +65,7 @@ export const leadRoute = createRoute({
       "Invalid request, no customer found, customer of another program, or a customer whose status " +
         "cannot become lead",
     ),
-    401: {
-      description:
-        "Malformed Authorization header or unknown API token (platform envelope), or a key retired after " +
-        "its rotation deadline (typed envelope, `api_key_rotation_required`)",
-      content: { "application/json": { schema: z.union([PlatformError, RetiredKeyError]) } },
-    },
+    401: platformErrorResponse("Malformed Authorization header or unknown API token"),
     403: platformErrorResponse(
       "Test mode with a Bearer key and another program's `additional_data.program_id`",
     ),

@@ -32,7 +32,7 @@ import { type RefundPlan, refundSale } from "../../../../lib/refunds/refund-sale
 import { readRefundFacts } from "../../../../lib/refunds/refund-store.ts";
 import { firstIssueMessage } from "../../../../lib/validation/first-issue.ts";
 import { assertStorableText, hasNul } from "../../../../lib/validation/storable-text.ts";
-import { keyRotationNoticeDocumented } from "../../openapi-key-rotation.ts";
+import { keyRotationNoticeDocumented } from "../../key-rotation-documented.ts";
 
 export const refundRoute = createRoute({
   ...keyRotationNoticeDocumented,

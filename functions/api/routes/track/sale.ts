@@ -23,7 +23,7 @@ import {
   SaleResponseSchema,
   TestEventResponseSchema,
 } from "../../../../lib/tracking/sale/sale-request.ts";
-import { keyRotationNoticeDocumented } from "../../openapi-key-rotation.ts";
+import { keyRotationNoticeDocumented } from "../../key-rotation-documented.ts";
 
 export const saleRoute = createRoute({
   ...keyRotationNoticeDocumented,
