@@ -35,7 +35,7 @@ export function rateLimit(policy: RateLimitPolicy) {
       const refused = typedError(
         429,
         "rate_limited",
-        `Too many requests. Retry after ${retryAfter} seconds.`,
+        rateLimitedMessage(retryAfter),
         { status: 429, retry_after_seconds: retryAfter },
       );
       const response = c.json(renderError(refused, c.get("errorPolicy")), 429);
@@ -74,4 +74,9 @@ function setHeaders(headers: Headers, result: RateLimitResult): void {
   headers.set("X-RateLimit-Limit", String(result.limit));
   headers.set("X-RateLimit-Remaining", String(result.remaining));
   headers.set("X-RateLimit-Reset", String(result.resetAt));
+}
+
+/** The 429's message: the wait in whole seconds, as `Retry-After` and `retry_after_seconds` give it. */
+export function rateLimitedMessage(retryAfterSeconds: number): string {
+  return `Too many requests. Retry after ${retryAfterSeconds} ${retryAfterSeconds === 1 ? "second" : "seconds"}.`;
 }

@@ -66,7 +66,7 @@ export async function expectLimitedAfter(responses: Response[], limit: number): 
     error: {
       status: 429,
       code: "rate_limited",
-      message: `Too many requests. Retry after ${retryAfter} seconds.`,
+      message: `Too many requests. Retry after ${retryAfter} ${retryAfter === 1 ? "second" : "seconds"}.`,
       retry_after_seconds: retryAfter,
     },
   });
