@@ -32,12 +32,10 @@ export function rateLimit(policy: RateLimitPolicy) {
     const result = counted.shown;
     if (!result.allowed) {
       const retryAfter = retryAfterSeconds(result, c.get("deps").clock.now());
-      const refused = typedError(
-        429,
-        "rate_limited",
-        rateLimitedMessage(retryAfter),
-        { status: 429, retry_after_seconds: retryAfter },
-      );
+      const refused = typedError(429, "rate_limited", rateLimitedMessage(retryAfter), {
+        status: 429,
+        retry_after_seconds: retryAfter,
+      });
       const response = c.json(renderError(refused, c.get("errorPolicy")), 429);
       setHeaders(response.headers, result);
       response.headers.set("Retry-After", String(retryAfter));
