@@ -172,4 +172,26 @@ describe("init and an existing or unwritable project file", () => {
     await toolWith({}, "status");
     expect(keysSeen).toEqual(["Bearer sk_live_ofTheFolder"]);
   }, 30_000);
+
+  // init prints `export AFFILIATE_TRACKING_API_KEY="$(node -p 'require("./.affiliate-tracking.json").api_key')"`
+  // and then "check it: ... test chain && ... status": the exported key is the file's own, so it goes where the
+  // file says (it went to the default address, and status against any other service could not reach it).
+  const ownKeyGiven: Array<[string, string[], NodeJS.ProcessEnv]> = [
+    [
+      "status, the file's key from the variable",
+      ["status"],
+      { AFFILIATE_TRACKING_API_KEY: "sk_live_ofTheFolder" },
+    ],
+    ["test click, the file's key from --api-key", ["test", "click", "--api-key", "sk_live_ofTheFolder"], {}],
+  ];
+  it.each(ownKeyGiven)(
+    "%s: sent to the project file's address",
+    async (_name, args, env) => {
+      const project = { base_url: baseUrl, program_id: 1, api_key: "sk_live_ofTheFolder" };
+      await writeFile(join(folder, projectConfigFile), JSON.stringify(project));
+      await toolWith(env, ...args);
+      expect(keysSeen).toEqual(["Bearer sk_live_ofTheFolder"]);
+    },
+    30_000,
+  );
 });
