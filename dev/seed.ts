@@ -342,18 +342,21 @@ async function ensureKey(
   storedKey: string | undefined,
 ): Promise<string> {
   if (storedKey) {
+    // Its last four too (the masked form `sk_live_AbCd...wxyz`): seeds before kept only the prefix.
     const live = await endpoint.query(
-      `select 1 from program_api_keys
+      `update program_api_keys set key_last4 = $4
         where program_id = $1 and key_hash = $2 and is_test = $3::boolean and revoked_at is null
-          and (rotate_by is null or rotate_by > now())`,
-      [programId, await sha256Hex(storedKey), isTest],
+          and (rotate_by is null or rotate_by > now())
+        returning 1`,
+      [programId, await sha256Hex(storedKey), isTest, storedKey.slice(-4)],
     );
     if (live.rows.length > 0) return storedKey;
   }
   const issued = await issueApiKey(isTest);
   await endpoint.query(
-    "insert into program_api_keys (program_id, key_hash, key_prefix, is_test) values ($1, $2, $3, $4::boolean)",
-    [programId, issued.keyHash, issued.keyPrefix, isTest],
+    `insert into program_api_keys (program_id, key_hash, key_prefix, key_last4, is_test)
+     values ($1, $2, $3, $4, $5::boolean)`,
+    [programId, issued.keyHash, issued.keyPrefix, issued.keyLast4, isTest],
   );
   // Nobody holds the clear text of the demo program's other keys of this kind any more: retire them.
   await endpoint.query(

@@ -290,6 +290,31 @@ describe("local stack (npm run dev)", () => {
     expect(await keyIsLiveFor(s.baseUrl, p1.api_key, p2)).toBe(true);
   });
 
+  // The settings, the dashboard and the CLI mask a key as its prefix and last four (`sk_live_AbCd...wxyz`);
+  // the demo keys were stored without their last four, so they showed as `sk_live_AbCd...` only. A data
+  // folder seeded before keeps its keys and gets their last four on the next seed.
+  it("stores each demo key's last four, also for a key kept from an earlier seed", async () => {
+    const s = stack!;
+    const lastFours = async () =>
+      (
+        await s.sql.query(
+          `select k.key_last4 from program_api_keys k join programs p on p.id = k.program_id
+            where p.name like 'Demo program %' and k.revoked_at is null order by k.id`,
+        )
+      ).rows.map((row) => row.key_last4);
+    const expected = demo.programs.flatMap((p) => [p.api_key.slice(-4), p.test_api_key.slice(-4)]).sort();
+    expect([...(await lastFours())].sort()).toEqual(expected);
+
+    await s.sql.query("update program_api_keys set key_last4 = null");
+    const again = await seedDemo(s.sql, {
+      baseUrl: s.baseUrl,
+      dataDir,
+      ...(demo.oidc_issuer ? { oidcIssuer: demo.oidc_issuer } : {}),
+    });
+    expect(again).toEqual(demo);
+    expect([...(await lastFours())].sort()).toEqual(expected);
+  });
+
   it("frees its port on stop, and a restart on the same data keeps the demo", async () => {
     const first = stack!;
     const port = first.port;
