@@ -1,5 +1,6 @@
 import { sql } from "drizzle-orm";
 import { alias } from "drizzle-orm/pg-core";
+import { commissions, refunds } from "../../schema/commissions.ts";
 import { saleEvents } from "../../schema/events.ts";
 import { paymentAliases } from "../../schema/payment-aliases.ts";
 import type { Database } from "../db/client.ts";
@@ -117,4 +118,38 @@ export async function writeAliases(
     on conflict (${columnName(t.namespace)}, ${columnName(t.alias)})
       do update set ${columnName(t.saleId)} = excluded.${columnName(t.saleId)}
     where ${t.saleId} is null and excluded.${columnName(t.saleId)} is not null`);
+}
+
+/**
+ * After the events' sale `duplicate` was reversed as a copy of the sale endpoint's `keep`: when that reversal
+ * took a commission away (a refund row of it carries `refundReason` and the commission) and `keep`, of the same
+ * customer and partner, has none because the duplicate held the customer's one-time commission, `keep` is
+ * flagged `needs_commission`, so the scheduled repair creates its commission (the sale endpoint's own fallback
+ * path): the partner is paid once for the payment, not never. Guarded on that state, so a redelivery flags
+ * nothing twice, and nothing once the repair ran or `keep` was refunded meanwhile.
+ */
+export async function flagKeptSaleForCommission(
+  db: Database,
+  programId: number,
+  keep: AliasedSale,
+  duplicate: AliasedSale,
+  refundReason: string,
+): Promise<boolean> {
+  const k = saleEvents;
+  const d = alias(saleEvents, "d");
+  const c = alias(commissions, "c");
+  const r = alias(refunds, "r");
+  const result = await db.execute<{ id: unknown }>(sql`
+    update ${k} set ${columnName(k.needsCommission)} = true
+    where ${k.id} = ${keep.id}::bigint and ${k.programId} = ${programId}::int and ${k.source} = 'api'
+      and not ${k.isTest} and not ${k.needsCommission} and ${k.partnerId} is not null and ${k.refundedCents} = 0
+      and not exists (select 1 from ${commissions} ${c} where ${c.saleId} = ${k.id})
+      and exists (
+        select 1 from ${saleEvents} ${d}
+        join ${refunds} ${r} on ${r.saleId} = ${d.id}
+        where ${d.id} = ${duplicate.id}::bigint and ${d.source} = 'stripe'
+          and ${d.customerId} = ${k.customerId} and ${d.partnerId} = ${k.partnerId}
+          and ${r.commissionId} is not null and ${r.refundReason} = ${refundReason}::text)
+    returning ${k.id} as id`);
+  return result.rows.length > 0;
 }

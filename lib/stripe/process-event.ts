@@ -13,6 +13,7 @@ import {
 import {
   type AliasedSale,
   decideInvoicePayment,
+  flagKeptSaleForCommission,
   readInvoicePaymentFacts,
   writeAliases,
 } from "./payment-aliases.ts";
@@ -340,15 +341,25 @@ async function reverseDuplicate(
   keep: AliasedSale,
   now: Date,
 ): Promise<{ outcome: string }> {
+  const refundReason = `duplicate of sale ${keep.id} (the same payment)`;
   const result = await refundSale(db, now, async (): Promise<RefundPlan<"no_sale">> => {
     const read = await readReversalFacts(db, programId, reversalSaleById(duplicate.id));
     if (!read.sale) return { answer: "no_sale" };
-    const refundReason = `duplicate of sale ${keep.id} (the same payment)`;
     return {
       refund: { ...read.sale, intent: { amountCents: null, refundId: null, reason: "refund", refundReason } },
     };
   });
   if ("answer" in result) return { outcome: result.answer };
+  // Under a one-time commission the sale endpoint's sale may have none only because the duplicate held it:
+  // its commission is then created by the scheduled repair. After the reversal, and looked at again on a
+  // redelivery (a failure between the two leaves the event to be retried), so it is never lost.
+  if (await flagKeptSaleForCommission(db, programId, keep, duplicate, refundReason)) {
+    log("info", "the kept sale's commission left to the scheduled repair", {
+      program_id: programId,
+      sale_id: keep.id,
+      reversed_sale_id: duplicate.id,
+    });
+  }
   return { outcome: reversalResultOf(result.outcome).outcome };
 }
 

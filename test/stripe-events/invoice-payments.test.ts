@@ -1,5 +1,6 @@
 import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
+import { repairMissingCommissions } from "../../lib/commissions/repair-missing-commissions.ts";
 import { decideInvoicePayment } from "../../lib/stripe/payment-aliases.ts";
 import { commissions } from "../../schema/index.ts";
 import { balanceOf, commissionsOf } from "../workers/sale-harness.ts";
@@ -250,6 +251,55 @@ describe("the sale endpoint and an invoice sale of the events (one payment, two 
     });
     // A provider refund of that payment does not touch the sale endpoint's sale (spec: not linked).
     expect((await deliver(refunded(p, paymentIntent, 10_000))).body).toMatchObject({ outcome: "not_linked" });
+  });
+
+  it("the invoice, then the sale endpoint, then invoice_payment.paid, under a one-time commission: the partner is still paid once", async () => {
+    const p = await connectedProgram({ commissionType: "percent", commissionRate: "10" });
+    const clickId = await click(p);
+    const inv = currentInvoice(clickId);
+    const paymentIntent = id("pi");
+    const recorded = await deliver(event("invoice.paid", inv, { account: p.accountId }));
+    expect(recorded.body).toMatchObject({ outcome: "recorded" });
+    // The same payment by the sale endpoint: the customer's one-time commission is the invoice's already.
+    const api = await saleCall(p, { transaction_id: paymentIntent, amount_cents: 10_000, click_id: clickId });
+    expect(api.body).toMatchObject({ commission_id: null });
+    expect(await balanceOf(p.programId, p.partnerIds[0])).toBe(1_000);
+
+    const linked = await deliver(paid(p, String(inv.id), paymentIntent));
+    expect(linked.body).toMatchObject({ outcome: "duplicate_reversed", duplicate_of: api.body.sale_id });
+    // The events' commission is reversed as the duplicate's; the sale endpoint's sale, which had none only
+    // because of it, gets its commission from the scheduled repair: paid once, not never.
+    await repairMissingCommissions(db, new Date());
+    expect(await commissionOfSale(Number(api.body.sale_id))).toMatchObject({
+      status: "approved",
+      amountCents: 1_000,
+    });
+    expect(await balanceOf(p.programId, p.partnerIds[0])).toBe(1_000);
+
+    // Delivered again: nothing more.
+    expect((await deliver(paid(p, String(inv.id), paymentIntent))).status).toBe(200);
+    await repairMissingCommissions(db, new Date());
+    expect(await commissionsOf(p.programId)).toHaveLength(2);
+    expect(await balanceOf(p.programId, p.partnerIds[0])).toBe(1_000);
+  });
+
+  it("the sale endpoint first under a one-time commission, then the invoice and invoice_payment.paid: paid once", async () => {
+    const p = await connectedProgram({ commissionType: "percent", commissionRate: "10" });
+    const clickId = await click(p);
+    const inv = currentInvoice(clickId);
+    const paymentIntent = id("pi");
+    const api = await saleCall(p, { transaction_id: paymentIntent, amount_cents: 10_000, click_id: clickId });
+    expect((await deliver(event("invoice.paid", inv, { account: p.accountId }))).body).toMatchObject({
+      outcome: "recorded",
+      commission_id: null,
+    });
+    expect((await deliver(paid(p, String(inv.id), paymentIntent))).body).toMatchObject({
+      outcome: "duplicate_reversed",
+    });
+    await repairMissingCommissions(db, new Date());
+    expect(await commissionsOf(p.programId)).toHaveLength(1);
+    expect(await commissionOfSale(Number(api.body.sale_id))).toMatchObject({ status: "approved" });
+    expect(await balanceOf(p.programId, p.partnerIds[0])).toBe(1_000);
   });
 });
 
