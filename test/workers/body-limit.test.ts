@@ -2,6 +2,7 @@ import { SELF } from "cloudflare:test";
 import { sql } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
 import { createProgram, db, freshIp, type ProgramFixture } from "./harness.ts";
+import { type OwnedProgram, ownerWithProgram } from "./program-admin-harness.ts";
 import { txn } from "./sale-harness.ts";
 
 const limit = 65_536;
@@ -175,5 +176,81 @@ describe("request body limit (64 KB)", () => {
     for (const route of routes) {
       expect(Object.keys(document.paths[route.path]?.post?.responses ?? {})).toContain("413");
     }
+  });
+});
+
+// The management routes count per sign-in token (README "Program settings": every response carries the
+// X-RateLimit-* headers). The settings route already refused a big body after its limiter; the others
+// refused it before, so their 413 had no X-RateLimit-* headers.
+describe("request body limit on the signed-in management routes", () => {
+  let owner: OwnedProgram;
+  beforeAll(async () => {
+    owner = await ownerWithProgram();
+  });
+
+  const managementRoutes: Array<{ method: string; name: string; path: (programId: number) => string }> = [
+    {
+      method: "PATCH",
+      name: "/api/v1/programs/:id/settings",
+      path: (id) => `/api/v1/programs/${id}/settings`,
+    },
+    { method: "POST", name: "/api/v1/programs", path: () => "/api/v1/programs" },
+    {
+      method: "POST",
+      name: "/api/v1/programs/:id/api-keys/regenerate",
+      path: (id) => `/api/v1/programs/${id}/api-keys/regenerate`,
+    },
+    {
+      method: "POST",
+      name: "/api/v1/programs/:id/partners",
+      path: (id) => `/api/v1/programs/${id}/partners`,
+    },
+    { method: "POST", name: "/api/v1/programs/:id/links", path: (id) => `/api/v1/programs/${id}/links` },
+    { method: "PATCH", name: "/api/v1/programs/:id/links/1", path: (id) => `/api/v1/programs/${id}/links/1` },
+    {
+      method: "POST",
+      name: "/api/v1/programs/:id/webhooks",
+      path: (id) => `/api/v1/programs/${id}/webhooks`,
+    },
+    {
+      method: "PATCH",
+      name: "/api/v1/programs/:id/webhooks/1",
+      path: (id) => `/api/v1/programs/${id}/webhooks/1`,
+    },
+    {
+      method: "POST",
+      name: "/api/v1/programs/:id/webhooks/1/rotate-secret",
+      path: (id) => `/api/v1/programs/${id}/webhooks/1/rotate-secret`,
+    },
+    {
+      method: "POST",
+      name: "/api/v1/programs/:id/commissions/1/review",
+      path: (id) => `/api/v1/programs/${id}/commissions/1/review`,
+    },
+  ];
+
+  it.each(managementRoutes)("$method $name: the 413 carries the X-RateLimit-* headers", async (route) => {
+    const response = await SELF.fetch(`https://api.test${route.path(owner.programId)}`, {
+      method: route.method,
+      headers: {
+        "Content-Type": "application/json",
+        "CF-Connecting-IP": freshIp(),
+        Authorization: `Bearer ${owner.token}`,
+      },
+      body: bodyOf({ name: "Big" }, limit + 1),
+    });
+    expect(response.status).toBe(413);
+    expect(await response.json()).toEqual({
+      data: null,
+      error: {
+        status: 413,
+        name: "PayloadTooLargeError",
+        message: "Request body too large (limit 65536 bytes)",
+        details: {},
+      },
+    });
+    expect(response.headers.get("X-RateLimit-Limit")).toMatch(/^\d+$/);
+    expect(response.headers.get("X-RateLimit-Remaining")).toMatch(/^\d+$/);
+    expect(response.headers.get("X-RateLimit-Reset")).toMatch(/^\d+$/);
   });
 });

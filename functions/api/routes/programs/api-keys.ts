@@ -79,8 +79,9 @@ export const regenerateKeyRoute = createRoute({
 export function registerApiKeys(app: OpenAPIHono<AppEnv>): void {
   app.use(
     "/api/v1/programs/:id/api-keys/regenerate",
-    limitBody(),
+    // The limiter (in `signedIn`) first, so a 413 carries the X-RateLimit-* headers like every answer.
     ...signedIn({ default: rateLimits.settingsWrite }),
+    limitBody(),
   );
   app.openapi(regenerateKeyRoute, async (c) => {
     const { db, clock } = c.get("deps");

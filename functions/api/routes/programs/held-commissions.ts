@@ -125,7 +125,7 @@ function refusalError(refusal: ReviewRefusal): ApiError {
 
 export function registerHeldCommissions(app: OpenAPIHono<AppEnv>): void {
   const guard = signedIn({ default: rateLimits.settingsRead, POST: rateLimits.settingsWrite });
-  app.use("/api/v1/programs/:id/commissions/*", limitBody(), ...guard);
+  app.use("/api/v1/programs/:id/commissions/*", ...guard, limitBody()); // a 413 carries X-RateLimit-*
   const actorOf = (c: Parameters<Parameters<typeof app.openapi>[1]>[0]) => {
     const params = c.req.param() as { id?: string; commissionId?: string };
     return {

@@ -165,7 +165,7 @@ export function registerPartnersAndLinks(app: OpenAPIHono<AppEnv>): void {
     "/api/v1/programs/:id/links",
     "/api/v1/programs/:id/links/:linkId",
   ]) {
-    app.use(path, limitBody(), ...guard);
+    app.use(path, ...guard, limitBody()); // the limiter first: a 413 carries X-RateLimit-*
   }
   app.openapi(addPartnerRoute, async (c) => {
     const { db, clock } = c.get("deps");

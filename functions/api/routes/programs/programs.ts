@@ -81,7 +81,8 @@ export const listProgramsRoute = createRoute({
 });
 
 export function registerPrograms(app: OpenAPIHono<AppEnv>): void {
-  app.use("/api/v1/programs", limitBody(), ...signedIn({ default: rateLimits.dashboard }));
+  // The limiter (in `signedIn`) first, so a 413 carries the X-RateLimit-* headers like every answer.
+  app.use("/api/v1/programs", ...signedIn({ default: rateLimits.dashboard }), limitBody());
   app.openapi(createProgramRoute, async (c) => {
     const { db } = c.get("deps");
     const body = c.req.valid("json");

@@ -275,7 +275,7 @@ export function registerWebhookEndpoints(app: OpenAPIHono<AppEnv>): void {
     DELETE: rateLimits.settingsWrite,
   });
   for (const path of ["/api/v1/programs/:id/webhooks", "/api/v1/programs/:id/webhooks/*"]) {
-    app.use(path, limitBody(), ...guard);
+    app.use(path, ...guard, limitBody()); // the limiter first: a 413 carries X-RateLimit-*
   }
   const actorOf = (c: Parameters<Parameters<typeof app.openapi>[1]>[0]) => {
     const { clock, config } = c.get("deps");
