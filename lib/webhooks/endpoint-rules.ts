@@ -12,6 +12,15 @@ export const messages = {
   empty: "Send at least one of: url, events, enabled, description",
 } as const;
 
+const endpointFields = ["url", "events", "enabled", "description"] as const;
+
+/** A misspelt field (`enable`, `overlap`) is refused, not ignored, as on the other settings routes. */
+function unknownField(body: Record<string, unknown>, valid: readonly string[]): Checked<never> | undefined {
+  const unknown = Object.keys(body).find((key) => !valid.includes(key));
+  if (unknown === undefined) return undefined;
+  return { ok: false, message: `Unknown field: ${unknown.slice(0, 64)}. Valid: ${valid.join(", ")}` };
+}
+
 const loopback = new Set(["localhost", "127.0.0.1", "[::1]"]);
 
 export function checkUrl(value: unknown): Checked<string> {
@@ -53,6 +62,8 @@ export function checkEndpointBody(
   body: Record<string, unknown>,
   mode: "create" | "update",
 ): Checked<EndpointChange> {
+  const unknown = unknownField(body, endpointFields);
+  if (unknown) return unknown;
   const change: EndpointChange = {};
   if (mode === "create" || body.url !== undefined) {
     const url = checkUrl(body.url);
@@ -77,7 +88,11 @@ export function checkEndpointBody(
   return { ok: true, value: change };
 }
 
-export function checkOverlapHours(value: unknown): Checked<number> {
+/** The rotation body: `overlap_hours` only. */
+export function checkOverlapHours(body: Record<string, unknown>): Checked<number> {
+  const unknown = unknownField(body, ["overlap_hours"]);
+  if (unknown) return unknown;
+  const value = body.overlap_hours;
   if (value === undefined) return { ok: true, value: 24 };
   if (typeof value !== "number" || !Number.isInteger(value) || value < 0 || value > 72)
     return { ok: false, message: messages.overlap };

@@ -228,7 +228,7 @@ export async function rotateEndpointSecret(
   const allowed = await manager(db, actor);
   if ("ok" in allowed) return allowed;
   if (!actor.secretKey && !actor.unsealedAllowed) return { ok: false, reason: "secret_key_missing" };
-  const overlap = checkOverlapHours(body.overlap_hours);
+  const overlap = checkOverlapHours(body);
   if (!overlap.ok) return { ok: false, reason: "invalid", message: overlap.message };
   if (actor.endpointId === undefined) return { ok: false, reason: "endpoint_not_found" };
   const secret = generateWebhookSecret();

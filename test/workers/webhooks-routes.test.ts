@@ -146,6 +146,32 @@ describe("webhook endpoint routes", () => {
       400,
       messages.description,
     ],
+    // A misspelt field was ignored: `enable: false` created (or left) the endpoint enabled, `overlap: 0` kept
+    // the previous secret signing for 24 hours. The other settings routes answer `Unknown field` too.
+    [
+      "unknown field on create",
+      "POST",
+      "",
+      { url: "https://brand.example/h", events: ["sale.created"], enable: false },
+      400,
+      "Unknown field: enable. Valid: url, events, enabled, description",
+    ],
+    [
+      "unknown field on patch",
+      "PATCH",
+      "/{e}",
+      { description: "ERP", enable: false },
+      400,
+      "Unknown field: enable. Valid: url, events, enabled, description",
+    ],
+    [
+      "unknown field on rotate",
+      "POST",
+      "/{e}/rotate-secret",
+      { overlap: 0 },
+      400,
+      "Unknown field: overlap. Valid: overlap_hours",
+    ],
     ["empty patch", "PATCH", "/{e}", {}, 400, messages.empty],
     ["overlap too long", "POST", "/{e}/rotate-secret", { overlap_hours: 100 }, 400, messages.overlap],
     ["overlap not integer", "POST", "/{e}/rotate-secret", { overlap_hours: 1.5 }, 400, messages.overlap],
