@@ -130,6 +130,24 @@ describe("payments provider Connect OAuth", () => {
     expect(settings.body.data.settings.stripe_account_id).toBeNull();
   });
 
+  // A parameter sent twice reached the handler's schema as a list: 400 `Invalid input: expected string,
+  // received array`, which names no field.
+  it.each(["state", "code", "error", "error_description", "scope"])(
+    "callback refuses %s sent twice, naming it",
+    async (name) => {
+      const owner = await ownerWithProgram();
+      const state = await start(owner);
+      const query = new URLSearchParams({ state, code: `ac_${suffix()}` });
+      query.set(name, "one");
+      query.append(name, "two");
+      const response = await call("GET", `/api/v1/programs/stripe-connect/callback?${query}`, {
+        cookie: owner.token,
+      });
+      expect(response.status).toBe(400);
+      expect(response.body).toEqual(platform(400, `${name} must be given once, as a string`));
+    },
+  );
+
   it("an account already connected to another program answers 409", async () => {
     const first = await ownerWithProgram();
     const second = await ownerWithProgram();

@@ -18,6 +18,9 @@ export const CONNECT_DENIED = "The connection was not approved at the payments p
 export const CONNECT_EXCHANGE_FAILED = "The payments provider did not accept the authorization. Start again.";
 const CALLBACK_PATH = "/api/v1/programs/stripe-connect/callback";
 
+/** A query parameter sent twice arrives as a list: refused with a message naming it. */
+const once = (name: string) => z.string({ error: `${name} must be given once, as a string` }).optional();
+
 const redirect = (description: string) => ({
   description,
   headers: { Location: { schema: { type: "string" as const } } },
@@ -44,11 +47,11 @@ export const connectCallbackRoute = createRoute({
   security: signedInSecurity,
   request: {
     query: z.object({
-      code: z.string().optional(),
-      state: z.string().optional(),
-      error: z.string().optional(),
-      error_description: z.string().optional(),
-      scope: z.string().optional(),
+      code: once("code"),
+      state: once("state"),
+      error: once("error"),
+      error_description: once("error_description"),
+      scope: once("scope"),
     }),
   },
   responses: {
