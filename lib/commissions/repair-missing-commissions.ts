@@ -28,10 +28,12 @@ interface PendingSaleRow extends Record<string, unknown> {
 }
 
 /**
- * The sale endpoint's "Failed to create commission" path stores the sale flagged `needs_commission`. This
- * job (run by the cron trigger) creates those commissions with the same policy code, as of the sale's own
- * time (the hold period counts from the sale), and clears the flag in the same transaction. The decision
- * that the sale earns a commission was taken when it was recorded, so it is not re-taken here.
+ * The sale endpoint's "Failed to create commission" path stores the sale flagged `needs_commission`, and so
+ * does the provider's events' duplicate reversal for the sale endpoint's sale whose one-time commission the
+ * reversed duplicate had held (`flagKeptSaleForCommission`). This job (run by the cron trigger) creates those
+ * commissions with the same policy code, as of the sale's own time (the hold period counts from the sale),
+ * and clears the flag in the same transaction. Whoever flagged the sale decided that it earns a commission,
+ * so that is not re-decided here.
  * Safe to run twice at once: the flag is cleared under a guard and a sale has at most one commission.
  */
 export async function repairMissingCommissions(db: Database, now: Date, limit = 100): Promise<number> {

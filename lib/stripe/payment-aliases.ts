@@ -127,6 +127,12 @@ export async function writeAliases(
  * flagged `needs_commission`, so the scheduled repair creates its commission (the sale endpoint's own fallback
  * path): the partner is paid once for the payment, not never. Guarded on that state, so a redelivery flags
  * nothing twice, and nothing once the repair ran or `keep` was refunded meanwhile.
+ *
+ * Only when the reversal is the duplicate's one refund: a payment partly refunded through the duplicate before
+ * the two were known to be one (the refund endpoint finds an invoice sale by its invoice id) would otherwise get
+ * its whole commission back from the repair, which knows nothing of that refund. Such a payment keeps no
+ * commission: an underpayment left to a person (both sales and the refunds stay to read), never a payment made
+ * twice.
  */
 export async function flagKeptSaleForCommission(
   db: Database,
@@ -149,7 +155,9 @@ export async function flagKeptSaleForCommission(
         join ${refunds} ${r} on ${r.saleId} = ${d.id}
         where ${d.id} = ${duplicate.id}::bigint and ${d.source} = 'stripe'
           and ${d.customerId} = ${k.customerId} and ${d.partnerId} = ${k.partnerId}
-          and ${r.commissionId} is not null and ${r.refundReason} = ${refundReason}::text)
+          and ${r.commissionId} is not null and ${r.refundReason} = ${refundReason}::text
+          and not exists (
+            select 1 from ${refunds} where ${refunds.saleId} = ${d.id} and ${refunds.id} <> ${r.id}))
     returning ${k.id} as id`);
   return result.rows.length > 0;
 }

@@ -6,6 +6,7 @@ import { commissions } from "../../schema/index.ts";
 import { balanceOf, commissionsOf } from "../workers/sale-harness.ts";
 import {
   aliasesOfProgram,
+  api,
   type ConnectedProgram,
   charge,
   click,
@@ -281,6 +282,38 @@ describe("the sale endpoint and an invoice sale of the events (one payment, two 
     await repairMissingCommissions(db, new Date());
     expect(await commissionsOf(p.programId)).toHaveLength(2);
     expect(await balanceOf(p.programId, p.partnerIds[0])).toBe(1_000);
+  });
+
+  it("under a one-time commission, a payment partly refunded through the invoice's sale before the link is not paid in full again", async () => {
+    const p = await connectedProgram({ commissionType: "percent", commissionRate: "10" });
+    const clickId = await click(p);
+    const inv = currentInvoice(clickId);
+    const paymentIntent = id("pi");
+    expect((await deliver(event("invoice.paid", inv, { account: p.accountId }))).body).toMatchObject({
+      outcome: "recorded",
+    });
+    // Half of it refunded by the invoice id (the refund endpoint finds an invoice sale by it): 500 of 1,000 left.
+    const refund = await api(
+      "/api/v1/track/refund",
+      { transaction_id: String(inv.id), refund_amount_cents: 5_000, refund_id: id("re") },
+      { Authorization: `Bearer ${p.apiKey}` },
+    );
+    expect(refund.body).toMatchObject({ status: "refunded" });
+    expect(await balanceOf(p.programId, p.partnerIds[0])).toBe(500);
+    const sale = await saleCall(p, {
+      transaction_id: paymentIntent,
+      amount_cents: 10_000,
+      click_id: clickId,
+    });
+    expect(sale.body).toMatchObject({ commission_id: null });
+
+    expect((await deliver(paid(p, String(inv.id), paymentIntent))).body).toMatchObject({
+      outcome: "duplicate_reversed",
+    });
+    await repairMissingCommissions(db, new Date());
+    // The repair would pay the whole 1,000 for a half-refunded payment: the kept sale is left without one.
+    expect(await commissionOfSale(Number(sale.body.sale_id))).toBeUndefined();
+    expect(await balanceOf(p.programId, p.partnerIds[0])).toBe(0);
   });
 
   it("the sale endpoint first under a one-time commission, then the invoice and invoice_payment.paid: paid once", async () => {
