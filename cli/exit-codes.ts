@@ -14,7 +14,10 @@ export const exitCodes = {
   refused: 4,
   /** Rate limited (429), including the synthetic chain cap. Retry after the wait. */
   rateLimited: 5,
-  /** The login session expired before sign-in, or the test chain had a failing step. */
+  /**
+   * The login session expired before sign-in, the test chain had a failing step, or `init` created the program
+   * but could not write its project file (the key is in the message: do not run init again).
+   */
   incomplete: 6,
 } as const;
 

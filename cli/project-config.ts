@@ -72,9 +72,18 @@ export async function projectConfigExists(folder = workingFolder()): Promise<boo
 /**
  * Writes the config with mode 0600 and, when the folder has a `.gitignore` that does not name the file,
  * adds it there, so the key is not committed by accident. Returns whether `.gitignore` was changed.
+ * Without `replace` the file must not exist when it is created (`wx`): another `init` in the same folder that
+ * wrote first keeps its key, and a link planted at that name is not followed.
  */
-export async function writeProjectConfig(config: ProjectConfig, folder = workingFolder()): Promise<boolean> {
-  await writeFile(projectConfigPath(folder), `${JSON.stringify(config, null, 2)}\n`, { mode: 0o600 });
+export async function writeProjectConfig(
+  config: ProjectConfig,
+  options: { replace: boolean },
+  folder = workingFolder(),
+): Promise<boolean> {
+  await writeFile(projectConfigPath(folder), `${JSON.stringify(config, null, 2)}\n`, {
+    mode: 0o600,
+    flag: options.replace ? "w" : "wx",
+  });
   const gitignore = join(folder, ".gitignore");
   let existing: string;
   try {

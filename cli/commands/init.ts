@@ -121,18 +121,19 @@ export async function init(options: GlobalOptions & InitFlags): Promise<void> {
   });
   let gitignored: boolean;
   try {
-    gitignored = await writeProjectConfig({
-      base_url: options.baseUrl,
-      program_id: data.program.id,
-      api_key: data.api_key,
-    });
+    gitignored = await writeProjectConfig(
+      { base_url: options.baseUrl, program_id: data.program.id, api_key: data.api_key },
+      { replace: options.force === true },
+    );
   } catch (error) {
-    // The program exists and its key is shown only this once: print it rather than lose it.
+    // The program exists and its key is shown only this once: print it rather than lose it. Not exit 1 (a
+    // server failure, "retry"): running init again would create another program.
     throw new CliError(
       `Created program ${data.program.id} "${data.program.name}", but could not write ${projectConfigPath()} ` +
         `(${(error as Error).message}). Its API key, shown only this once: ${data.api_key} ` +
         "Keep it in your secrets; do not run init again for this program.",
-      exitCodes.failure,
+      exitCodes.incomplete,
+      { code: "project_file_not_written" },
     );
   }
   emit(

@@ -136,10 +136,23 @@ describe("init and an existing or unwritable project file", () => {
     beforeAnswer = () => mkdir(join(folder, projectConfigFile));
     const run = await tool(...initFlags);
     expect(initCalls).toBe(1);
-    expect(run.code).toBe(1);
+    // Not 1 ("retry with backoff"): running init again would create another program.
+    expect(run.code).toBe(6);
     expect(run.output).toContain("Created program 42");
     expect(run.output).toContain(API_KEY);
     expect(run.output).toContain("do not run init again");
+  }, 30_000);
+
+  it("another init wrote the file while this one created its program: that file is kept, this key is shown", async () => {
+    const theirs = '{"program_id": 41, "api_key": "sk_live_ofTheOtherInit"}\n';
+    beforeAnswer = () => writeFile(join(folder, projectConfigFile), theirs);
+    const run = await tool("--json", ...initFlags);
+    expect(run.code).toBe(6);
+    expect(await readFile(join(folder, projectConfigFile), "utf8")).toBe(theirs);
+    const answer = JSON.parse(run.output) as { ok: boolean; error: { code: string; message: string } };
+    expect(answer.ok).toBe(false);
+    expect(answer.error.code).toBe("project_file_not_written");
+    expect(answer.error.message).toContain(API_KEY);
   }, 30_000);
 
   // A project file comes with the folder (a cloned repository can hold one): its address is trusted only for
@@ -160,8 +173,10 @@ describe("init and an existing or unwritable project file", () => {
       const project = { base_url: baseUrl, program_id: 1, api_key: "sk_live_ofTheFolder" };
       await writeFile(join(folder, projectConfigFile), JSON.stringify(project));
       // No address given: the default one (the local stack) is asked, or cannot be reached; not the file's.
-      await toolWith(env, ...args);
+      const run = await toolWith(env, ...args);
       expect(keysSeen).toEqual([]);
+      // It did ask (the default address refused the key, or could not be reached), rather than fail before.
+      expect(run.code === 3 || run.output.includes("http://127.0.0.1:8787")).toBe(true);
     },
     30_000,
   );
