@@ -1,4 +1,4 @@
-import { appendFile, lstat, readFile, writeFile } from "node:fs/promises";
+import { appendFile, chmod, lstat, readFile, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 
 /** The file `init` writes in the project folder: the program id and its API key (keep it out of git). */
@@ -80,10 +80,13 @@ export async function writeProjectConfig(
   options: { replace: boolean },
   folder = workingFolder(),
 ): Promise<boolean> {
-  await writeFile(projectConfigPath(folder), `${JSON.stringify(config, null, 2)}\n`, {
+  const path = projectConfigPath(folder);
+  await writeFile(path, `${JSON.stringify(config, null, 2)}\n`, {
     mode: 0o600,
     flag: options.replace ? "w" : "wx",
   });
+  // A replaced file keeps its own mode through the write (the mode applies to a new file only).
+  if (options.replace) await chmod(path, 0o600);
   const gitignore = join(folder, ".gitignore");
   let existing: string;
   try {

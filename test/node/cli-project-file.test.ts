@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, stat, symlink, writeFile } from "node:fs/promises";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -122,6 +122,19 @@ describe("init and an existing or unwritable project file", () => {
     },
     30_000,
   );
+
+  it("--force replaces the file, readable by its owner only whatever its mode was", async () => {
+    await writeFile(join(folder, projectConfigFile), '{"program_id": 7, "api_key": "sk_live_old"}\n', {
+      mode: 0o644,
+    });
+    const run = await tool(...initFlags, "--force");
+    expect(run.code).toBe(0);
+    expect(JSON.parse(await readFile(join(folder, projectConfigFile), "utf8"))).toMatchObject({
+      program_id: 42,
+      api_key: API_KEY,
+    });
+    expect((await stat(join(folder, projectConfigFile))).mode & 0o777).toBe(0o600);
+  }, 30_000);
 
   it("a project file that is a dangling link is refused before anything is created", async () => {
     await symlink(join(folder, "missing", projectConfigFile), join(folder, projectConfigFile));
