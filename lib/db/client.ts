@@ -4,16 +4,13 @@ import type { NeonHttpDatabase } from "drizzle-orm/neon-http";
 import { NeonHttpSession } from "drizzle-orm/neon-http/session";
 import { PgDatabase } from "drizzle-orm/pg-core/db";
 import { PgDialect } from "drizzle-orm/pg-core/dialect";
-import {
-  createTableRelationsHelpers,
-  extractTablesRelationalConfig,
-  type TablesRelationalConfig,
-} from "drizzle-orm/relations";
-import * as schema from "../../schema/index.ts";
+import type { TablesRelationalConfig } from "drizzle-orm/relations";
+
 import type { Config } from "../config/env.ts";
 import { neonConfig, sqlOverHttp } from "./sql-over-http.ts";
 
-export type Database = NeonHttpDatabase<typeof schema>;
+/** No relational schema (see `drizzleOverHttp`): `db.query.<table>` does not exist, and does not type-check. */
+export type Database = NeonHttpDatabase<Record<string, never>>;
 
 let cached: { key: string; db: Database } | undefined;
 
@@ -34,23 +31,23 @@ export function databaseFor(config: Config): Database {
 }
 
 /**
- * What `drizzle({ client: neon(url), schema })` from `drizzle-orm/neon-http` builds, over our client: that
- * entry point imports the driver package for its `neon()` and type parsers, so it would bring the driver
- * back into the bundle. Its session (the part that talks to the client) is used as it is.
+ * What `drizzle({ client: neon(url) })` from `drizzle-orm/neon-http` builds, over our client: that entry point
+ * imports the driver package for its `neon()` and type parsers, so it would bring the driver back into the
+ * bundle. Its session (the part that talks to the client) is used as it is. Without the relational schema:
+ * nothing uses `db.query.<table>`, and with it every worker bundled every table of `schema/` (each worker now
+ * carries only the tables its code names).
  */
 export function drizzleOverHttp(connectionString: string): Database {
   const client = sqlOverHttp(connectionString) as unknown as NeonQueryFunction<false, false>;
   const dialect = new PgDialect();
-  const tables = extractTablesRelationalConfig(schema, createTableRelationsHelpers);
-  const relational = { fullSchema: schema, schema: tables.tables, tableNamesMap: tables.tableNamesMap };
-  const session = new NeonHttpSession(client, dialect, relational, {});
-  return new HttpDatabase(dialect, session, relational) as unknown as Database;
+  const session = new NeonHttpSession(client, dialect, undefined, {});
+  return new HttpDatabase(dialect, session, undefined) as unknown as Database;
 }
 
 /** `NeonHttpDatabase` without the driver import: a batch is one request run as one transaction. */
 type HttpSession = NeonHttpSession<Record<string, unknown>, TablesRelationalConfig>;
 
-class HttpDatabase extends PgDatabase<never, typeof schema> {
+class HttpDatabase extends PgDatabase<never, Record<string, never>> {
   private readonly httpSession: HttpSession;
 
   constructor(dialect: PgDialect, session: HttpSession, relational: unknown) {
