@@ -355,7 +355,34 @@ async function createLink(form: HTMLFormElement): Promise<void> {
   }
 }
 
-// ---- fraud settings ----
+// ---- settings ----
+
+/** The settings route's summary lines, as the server renders them. */
+function renderSummary(data: Json): void {
+  const lines = (data.summary as unknown[]) ?? [];
+  $("#settings-summary")?.replaceChildren(
+    ...lines.map((line) => {
+      const item = document.createElement("li");
+      item.textContent = String(line);
+      return item;
+    }),
+  );
+}
+
+/** The masked keys still in use, as the server renders them (a rotating one with its retirement day). */
+function renderKeys(data: Json): void {
+  const keys = (data.api_keys as Json[]) ?? [];
+  $("#api-keys")?.replaceChildren(
+    ...keys.map((key) => {
+      const item = document.createElement("li");
+      const code = document.createElement("code");
+      code.textContent = String(key.masked);
+      const rotateBy = typeof key.rotate_by === "string" ? `, retiring ${key.rotate_by.slice(0, 10)}` : "";
+      item.append(code, ` (${String(key.mode)})${rotateBy}`);
+      return item;
+    }),
+  );
+}
 
 async function saveFraudSettings(form: HTMLFormElement): Promise<void> {
   const id = form.dataset.programId;
@@ -374,14 +401,7 @@ async function saveFraudSettings(form: HTMLFormElement): Promise<void> {
     const answer = await api("PATCH", `/api/v1/programs/${id}/settings`, body);
     if (!answer.ok) return showError(errorBox, errorMessage(answer));
     const data = answer.body.data as Json;
-    const lines = (data.summary as unknown[]) ?? [];
-    $("#settings-summary")?.replaceChildren(
-      ...lines.map((line) => {
-        const item = document.createElement("li");
-        item.textContent = String(line);
-        return item;
-      }),
-    );
+    renderSummary(data);
     const changed = (data.changed as unknown[]) ?? [];
     if (saved) saved.textContent = changed.length > 0 ? "Saved." : "Nothing changed.";
   } catch {
@@ -415,6 +435,12 @@ async function regenerateKey(form: HTMLFormElement): Promise<void> {
       output.textContent = `New ${key} key (shown once, copy it now): ${String((answer.body.data as Json).api_key)}`;
       output.hidden = false;
     }
+    // The masked keys and the summary's key lines now name the new key (and the old one's retirement).
+    const settings = await api("GET", `/api/v1/programs/${id}/settings`).catch(() => null);
+    if (!settings?.ok)
+      return showError(errorBox, "The key was regenerated; reload the page to see the keys.");
+    renderSummary(settings.body.data as Json);
+    renderKeys(settings.body.data as Json);
   } catch {
     showError(errorBox, "The service could not be reached. Try again.");
   }

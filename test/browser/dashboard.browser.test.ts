@@ -82,6 +82,17 @@ async function liveTraffic(): Promise<void> {
   );
 }
 
+/** A new browser signed in on the local provider as one of the demo people, on the dashboard. */
+async function signedIn(email: string) {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const page = await context.newPage();
+  await page.goto(`${stack.baseUrl}/dashboard`);
+  await page.getByRole("button", { name: email }).click();
+  await page.waitForURL(`${stack.baseUrl}/dashboard`);
+  await page.waitForSelector("html[data-ready=true]");
+  return { context, page };
+}
+
 async function checkStatuses(page: Page): Promise<Record<string, string>> {
   return page.$$eval("#readiness li.check", (rows) =>
     Object.fromEntries(rows.map((row) => [row.getAttribute("data-check"), row.getAttribute("data-status")])),
@@ -222,6 +233,28 @@ describe("dashboard page in Chromium", () => {
     await writeFile(join(ARTIFACTS, "dashboard-phone.png"), await page.screenshot());
 
     expect(problems).toEqual([]);
+    await context.close();
+  });
+
+  it("names the regenerated key among the masked keys at once, the old one retiring", async () => {
+    const { context, page } = await signedIn("owner@demo-brand.example");
+    page.on("dialog", (dialog) => void dialog.accept());
+    const before = await page.locator("#api-keys li").allTextContents();
+    await page.getByLabel("Key", { exact: true }).selectOption("test");
+    await page.getByRole("button", { name: "Regenerate" }).click();
+    await page.waitForSelector("#new-key:not([hidden]), #regenerate-error:not([hidden])");
+    const shown = /(sk_test_\S+)$/.exec((await page.locator("#new-key").textContent()) ?? "")?.[1];
+    expect(shown).toBeDefined();
+    const masked = `${shown!.slice(0, 12)}...${shown!.slice(-4)}`;
+    // Without a reload: the list names the new key and the old one's retirement day, as the server renders it.
+    await expect.poll(() => page.locator("#api-keys").textContent()).toContain(`${masked} (test)`);
+    expect(await page.locator("#api-keys li").count()).toBe(before.length + 1);
+    expect(await page.locator("#api-keys").textContent()).toMatch(/\(test\), retiring \d{4}-\d{2}-\d{2}/);
+    expect(await page.locator("#settings-summary").textContent()).toContain(`Test API key: ${masked}`);
+    const rendered = await page.locator("#api-keys").innerHTML();
+    await page.reload();
+    expect(await page.locator("#api-keys").innerHTML()).toBe(rendered);
+    expect(await page.content()).not.toContain(shown!);
     await context.close();
   });
 });
