@@ -446,9 +446,26 @@ async function regenerateKey(form: HTMLFormElement): Promise<void> {
   }
 }
 
-async function signOut(): Promise<void> {
-  await api("POST", "/api/v1/auth/sign-out").catch(() => undefined);
-  window.location.assign("/dashboard/signed-out");
+/**
+ * Signs out, and says so only once the service revoked the sign-in (a 401: it already was): a refusal (a
+ * 429, a 500) or no answer leaves the session valid, so the person is told beside the button instead.
+ */
+async function signOut(form: HTMLFormElement): Promise<void> {
+  let box = $("#sign-out-error", form);
+  if (!box) {
+    box = document.createElement("p");
+    box.id = "sign-out-error";
+    box.className = "error";
+    box.setAttribute("role", "alert");
+    form.append(box);
+  }
+  showError(box, null);
+  const answer = await api("POST", "/api/v1/auth/sign-out").catch(() => null);
+  if (answer && (answer.ok || answer.status === 401)) return window.location.assign("/dashboard/signed-out");
+  showError(
+    box,
+    `Not signed out: ${answer ? errorMessage(answer) : "the service could not be reached. Try again."}`,
+  );
 }
 
 // ---- wiring ----
@@ -472,9 +489,10 @@ function start(): void {
       void action(form as HTMLFormElement);
     });
   }
-  $<HTMLFormElement>("#sign-out")?.addEventListener("submit", (event) => {
+  const signOutForm = $<HTMLFormElement>("#sign-out");
+  signOutForm?.addEventListener("submit", (event) => {
     event.preventDefault();
-    void signOut();
+    void signOut(signOutForm as HTMLFormElement);
   });
   startWebhooks({ api, errorMessage, showError });
   document.documentElement.dataset.ready = "true";

@@ -257,4 +257,37 @@ describe("dashboard page in Chromium", () => {
     expect(await page.content()).not.toContain(shown!);
     await context.close();
   });
+
+  it("says a refused sign-out did not sign out, beside the button", async () => {
+    const { context, page } = await signedIn("member@demo-brand.example");
+    // The sign-out shares the dashboard bucket (60 a minute per sign-in) with links and programs: spend it.
+    const statuses = await page.evaluate(async () => {
+      const seen: number[] = [];
+      for (let i = 0; i < 60; i++) seen.push((await fetch("/api/v1/auth/session")).status);
+      return seen;
+    });
+    expect(statuses.every((status) => status === 200)).toBe(true);
+    await page.getByRole("button", { name: "Sign out" }).click();
+    const error = page.locator("#sign-out-error");
+    await expect.poll(() => error.isVisible()).toBe(true);
+    expect(await error.textContent()).toMatch(/^Not signed out: Too many requests\..*\(HTTP 429\)$/);
+    expect(new URL(page.url()).pathname).toBe("/dashboard");
+    expect(await error.getAttribute("role")).toBe("alert");
+    // The session is indeed still valid: the page is not "signed out" while it is.
+    expect(await page.evaluate(async () => (await fetch("/api/tracking/status/1")).status)).toBe(200);
+    // On a phone the message wraps inside the header rather than widening the page.
+    await page.setViewportSize({ width: 375, height: 812 });
+    await page.waitForTimeout(200);
+    const overflow = await page.evaluate("document.documentElement.scrollWidth - window.innerWidth");
+    expect(overflow as number).toBeLessThanOrEqual(0);
+    await writeFile(join(ARTIFACTS, "dashboard-sign-out-refused.png"), await page.screenshot());
+    await context.close();
+
+    // Answered: the sign-in is revoked, then the page says so.
+    const other = await signedIn("member@demo-brand.example");
+    await other.page.getByRole("button", { name: "Sign out" }).click();
+    await other.page.waitForURL(`${stack.baseUrl}/dashboard/signed-out`);
+    expect(await other.page.evaluate(async () => (await fetch("/api/tracking/status/1")).status)).toBe(401);
+    await other.context.close();
+  });
 });
