@@ -31,7 +31,11 @@ export interface SignedIn {
  * The dashboard sign-in as a browser runs it: the service's start route, the local provider's page, the
  * service's callback with the state cookie. Returns the callback's response (303 or a refusal).
  */
-export async function dashboardSignIn(identity: ProviderIdentity): Promise<Response> {
+export async function dashboardSignIn(
+  identity: ProviderIdentity,
+  /** Extra headers of the provider's redirect back (a browser's `Accept`). */
+  headers: Record<string, string> = {},
+): Promise<Response> {
   const ip = freshIp();
   const start = await SELF.fetch(`${BASE}/api/v1/auth/sign-in`, {
     redirect: "manual",
@@ -42,7 +46,7 @@ export async function dashboardSignIn(identity: ProviderIdentity): Promise<Respo
   const back = await signInAtProvider(start.headers.get("Location") ?? "", identity);
   return SELF.fetch(back.href, {
     redirect: "manual",
-    headers: { Cookie: `__Host-affiliate_sign_in_state=${stateCookie}`, "CF-Connecting-IP": ip },
+    headers: { Cookie: `__Host-affiliate_sign_in_state=${stateCookie}`, "CF-Connecting-IP": ip, ...headers },
   });
 }
 

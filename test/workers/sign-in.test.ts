@@ -82,6 +82,36 @@ describe("dashboard sign-in through the local OpenID provider", () => {
     });
   });
 
+  it("shows a browser its refusal as a page, not the JSON envelope", async () => {
+    const browser = { Accept: "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8" };
+    const blocked = email();
+    await db.insert(users).values({ email: blocked, emailVerified: true, blockedAt: new Date() });
+    for (const [identity, message] of [
+      [{ email: blocked, verified: true }, "Your account has been suspended."],
+      [
+        { email: email(), verified: false },
+        "Your email address is not verified with your sign-in provider. Verify it there, then try again.",
+      ],
+    ] as const) {
+      const response = await dashboardSignIn(identity, browser);
+      expect(response.status).toBe(403);
+      expect(response.headers.get("Content-Type")).toMatch(/^text\/html/);
+      expect(response.headers.get("Content-Security-Policy")).toContain("default-src 'none'");
+      const page = await response.text();
+      expect(page).toContain("<h1>Not signed in</h1>");
+      expect(page).toContain(`<p>${message}</p>`);
+      expect(page).toContain('href="/dashboard"');
+      expect(setCookies(response).has("__Host-affiliate_session")).toBe(false);
+    }
+    // A state this browser did not start (a replayed or stale link): the same page, with its 400.
+    const stale = await SELF.fetch(`${BASE}/api/v1/auth/callback?state=stale&code=stale`, {
+      redirect: "manual",
+      headers: browser,
+    });
+    expect(stale.status).toBe(400);
+    expect(await stale.text()).toContain("Sign-in expired or was started in another browser. Start again.");
+  });
+
   it("refuses a callback without the state cookie of the browser that started (login CSRF), and a replay", async () => {
     const start = await SELF.fetch(`${BASE}/api/v1/auth/sign-in`, { redirect: "manual" });
     const state = setCookies(start).get("__Host-affiliate_sign_in_state")!;

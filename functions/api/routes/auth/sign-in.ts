@@ -8,7 +8,7 @@ import {
 } from "../../../../lib/auth/sign-in-tokens.ts";
 import { loginAwaitingApproval, refuseLoginForPerson } from "../../../../lib/cli/complete-login.ts";
 import { loginResultPage } from "../../../../lib/cli/login-result-page.ts";
-import { badRequest } from "../../../../lib/errors/api-error.ts";
+import { type ApiError, badRequest } from "../../../../lib/errors/api-error.ts";
 import { platformErrorResponse, rateLimitedResponse } from "../../../../lib/errors/openapi-responses.ts";
 import type { AppEnv } from "../../../../lib/http/app-env.ts";
 import { errorPolicy } from "../../../../lib/http/dependencies.ts";
@@ -128,9 +128,20 @@ export function registerSignIn(app: OpenAPIHono<AppEnv>): void {
     c.header("Cache-Control", "no-store");
     if (!result.ok) {
       c.get("log").info("sign-in refused", { reason: result.reason });
-      if (result.reason === "state_invalid") throw badRequest(STATE_INVALID_MESSAGE);
+      // A browser (the provider sent it back here) reads the refusal as a page; an API client the envelope.
+      const refuse = (error: ApiError) => {
+        if (!c.req.header("Accept")?.includes("text/html")) throw error;
+        // No script, style or image of its own, and no frame may hold it.
+        c.header("Content-Security-Policy", "default-src 'none'; frame-ancestors 'none'");
+        // Its only dynamic text is one of the fixed messages above: nothing needs escaping.
+        return c.html(
+          `<!doctype html><html lang="en"><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>Not signed in</title><h1>Not signed in</h1><p>${error.message}</p><p><a href="${AFTER_SIGN_IN}">Sign in again</a></p>`,
+          error.status,
+        );
+      };
+      if (result.reason === "state_invalid") return refuse(badRequest(STATE_INVALID_MESSAGE));
       if (result.reason === "provider_refused" || result.reason === "id_token_invalid") {
-        throw badRequest(PROVIDER_REFUSED_MESSAGE);
+        return refuse(badRequest(PROVIDER_REFUSED_MESSAGE));
       }
       // Signing in for a command-line login: its session learns the refusal (its poll answers it), and the
       // person gets the login's page saying why.
@@ -143,7 +154,7 @@ export function registerSignIn(app: OpenAPIHono<AppEnv>): void {
         });
         return c.html(loginResultPage({ outcome: "refused", reason: result.reason, loginEnded: ended }), 403);
       }
-      throw personRefusalError(result.reason);
+      return refuse(personRefusalError(result.reason));
     }
     const issued = await issueSignInToken();
     await createSession(db, result.userId, issued.tokenHash, now);
