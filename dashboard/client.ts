@@ -489,6 +489,8 @@ function start(): void {
       void action(form as HTMLFormElement);
     });
   }
+  // A refusal answers the code it was sent with: it goes once the code is edited.
+  $<HTMLFormElement>("#create-link")?.addEventListener("input", () => showError($("#links-error"), null));
   const signOutForm = $<HTMLFormElement>("#sign-out");
   signOutForm?.addEventListener("submit", (event) => {
     event.preventDefault();

@@ -183,6 +183,15 @@ describe("dashboard page in Chromium", () => {
     expect(await row.locator('[data-role="state"]').textContent()).toBe("on");
     const clicked = await post("/api/v1/track/click", { affiliate_url: `https://shop.example/?aff=${code}` });
     expect(clicked.success).toBe(true);
+    // The same code again is refused, and the refusal goes once the code is edited (a value the browser's
+    // own checks then block never reaches the service, so nothing else would clear it).
+    await page.getByLabel("Code (optional)").fill(code);
+    await page.getByRole("button", { name: "Create link" }).click();
+    await page.waitForSelector("#links-error:not([hidden])");
+    expect(await page.locator("#links-error").textContent()).toBe("short_link is already taken (HTTP 409)");
+    await page.getByLabel("Code (optional)").fill("-bad");
+    expect(await page.locator("#links-error").isHidden()).toBe(true);
+    await page.getByLabel("Code (optional)").fill("");
 
     // The verification chain: each step lands, then the checklist turns green.
     await page.getByRole("button", { name: "Run the verification chain" }).click();
@@ -232,7 +241,8 @@ describe("dashboard page in Chromium", () => {
     expect(overflow as number).toBeLessThanOrEqual(0);
     await writeFile(join(ARTIFACTS, "dashboard-phone.png"), await page.screenshot());
 
-    expect(problems).toEqual([]);
+    // The one refusal asked for: the link code taken twice.
+    expect(problems).toEqual([`409 ${stack.baseUrl}/api/v1/programs/${demo.program_id}/links`]);
     await context.close();
   });
 
