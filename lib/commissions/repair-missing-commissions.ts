@@ -1,6 +1,6 @@
 import { type SQL, sql } from "drizzle-orm";
 import { alias } from "drizzle-orm/pg-core";
-import { commissionSaleUniqueIndex } from "../../schema/commissions.ts";
+import { commissionSaleUniqueIndex, commissions } from "../../schema/commissions.ts";
 import { saleEvents } from "../../schema/events.ts";
 import { type CommissionType, commissionRules, programs } from "../../schema/programs.ts";
 import type { Database } from "../db/client.ts";
@@ -90,10 +90,27 @@ export async function repairMissingCommissions(db: Database, now: Date, limit = 
       );
       repaired++;
     } catch (error) {
-      // Another run repaired it first: nothing to do. Anything else is logged and retried on the next run.
-      if (isGuardFailure(error) || isUniqueViolation(error, commissionSaleUniqueIndex)) continue;
+      // Another run repaired it first: nothing to do.
+      if (isGuardFailure(error)) continue;
+      // The sale has its commission but is still flagged (a flag set while that commission was being
+      // created: an update waiting on the sale's row re-checks the row, not the commissions its snapshot
+      // missed). The flag alone goes, or every later run would fail the same way and every refund of the
+      // sale answer 500 as if its commission were still missing.
+      if (isUniqueViolation(error, commissionSaleUniqueIndex)) {
+        await clearFlagOfCommissionedSale(db, row.id);
+        continue;
+      }
+      // Anything else is logged and retried on the next run.
       rootLogger.error("commission repair failed", error, { sale_id: row.id });
     }
   }
   return repaired;
+}
+
+/** Clears `needs_commission` of a sale that has its commission: there is nothing left to repair. */
+async function clearFlagOfCommissionedSale(db: Database, saleId: string): Promise<void> {
+  await db.execute(sql`
+    update ${saleEvents} set ${columnName(saleEvents.needsCommission)} = false
+    where ${saleEvents.id} = ${saleId}::bigint and ${saleEvents.needsCommission}
+      and exists (select 1 from ${commissions} where ${commissions.saleId} = ${saleId}::bigint)`);
 }

@@ -71,4 +71,34 @@ describe("refund of a sale whose commission is being repaired", () => {
       commission_id: commission?.id,
     });
   });
+
+  it("a sale flagged although it has its commission: the repair clears the flag, and the refund applies", async () => {
+    // The end state of a flag set while the repair was creating the commission (an update waiting on the
+    // sale's row re-checks the row, not the commission its snapshot did not see): set here by hand.
+    const p = await createProgram({ commissionType: "percent", commissionRate: "10" });
+    const transactionId = txn();
+    expect(
+      (await sale(p, { transaction_id: transactionId, amount_cents: 5000, click_id: await click(p) })).status,
+    ).toBe(200);
+    const [recorded] = await salesOf(p.programId);
+    await db.execute(
+      sql`update affiliate_sale_events set needs_commission = true where id = ${recorded?.id}`,
+    );
+
+    await repairMissingCommissions(db, new Date());
+    expect((await salesOf(p.programId))[0]?.needsCommission).toBe(false);
+    const commissions = await commissionsOf(p.programId);
+    expect(commissions).toHaveLength(1);
+    const refunded = await refund(p, {
+      transaction_id: transactionId,
+      refund_amount_cents: 1000,
+      refund_id: "r1",
+    });
+    expect(refunded.body).toEqual({
+      success: true,
+      status: "refunded",
+      deductionAmount: 100,
+      commission_id: commissions[0]?.id,
+    });
+  });
 });
