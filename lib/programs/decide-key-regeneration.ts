@@ -1,3 +1,5 @@
+import { unknownField } from "../validation/unknown-field.ts";
+
 /**
  * Pure: what a key regeneration asks for. `mode: immediate` retires the old key at once; `mode: rotate`
  * keeps it working until `rotate_by` (after now, at most 90 days ahead), while every response to it carries
@@ -13,14 +15,8 @@ export const ROTATE_BY_MESSAGE = `rotate_by must be an ISO 8601 time with offset
 const isoWithOffset = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
 
 export function decideKeyRegeneration(body: Record<string, unknown>, now: Date): KeyRegeneration {
-  const unknown = Object.keys(body).find((key) => !["key", "mode", "rotate_by"].includes(key));
-  if (unknown !== undefined) {
-    return {
-      ok: false,
-      field: unknown,
-      message: `Unknown field: ${unknown.slice(0, 64)}. Valid: key, mode, rotate_by`,
-    };
-  }
+  const unknown = unknownField(body, ["key", "mode", "rotate_by"]);
+  if (unknown) return { ok: false, ...unknown };
   const key = body.key ?? "live";
   if (key !== "live" && key !== "test")
     return { ok: false, field: "key", message: "key must be live or test" };

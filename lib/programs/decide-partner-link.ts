@@ -1,5 +1,6 @@
 import { isPlausibleEmail, normalizeEmail } from "../tracking/email.ts";
 import { hasControlCharacter } from "../validation/storable-text.ts";
+import { unknownField } from "../validation/unknown-field.ts";
 import { SYNTHETIC_LINK_PREFIX } from "./synthetic-link-code.ts";
 
 /** Pure checks of the partner and referral link bodies; each failure names its field. */
@@ -12,19 +13,9 @@ export const ACTIVE_MESSAGE = "active must be true or false";
 export const RESERVED_SHORT_LINK_MESSAGE = `short_link must not start with ${SYNTHETIC_LINK_PREFIX} (reserved for the verification chain's link)`;
 const shortLinkPattern = /^[A-Za-z0-9][A-Za-z0-9_-]{2,63}$/;
 
-function unknownField(body: Record<string, unknown>, valid: readonly string[]): Checked<never> | undefined {
-  const unknown = Object.keys(body).find((key) => !valid.includes(key));
-  if (unknown === undefined) return undefined;
-  return {
-    ok: false,
-    field: unknown,
-    message: `Unknown field: ${unknown.slice(0, 64)}. Valid: ${valid.join(", ")}`,
-  };
-}
-
 export function checkPartner(body: Record<string, unknown>): Checked<{ name: string; email: string }> {
   const unknown = unknownField(body, ["name", "email"]);
-  if (unknown) return unknown;
+  if (unknown) return { ok: false, ...unknown };
   const { name, email } = body;
   if (
     typeof name !== "string" ||
@@ -51,7 +42,7 @@ export function checkNewLink(
   body: Record<string, unknown>,
 ): Checked<{ partnerId: number; shortLink: string | null }> {
   const unknown = unknownField(body, ["partner_id", "short_link"]);
-  if (unknown) return unknown;
+  if (unknown) return { ok: false, ...unknown };
   const partnerId = body.partner_id;
   if (
     typeof partnerId !== "number" ||
@@ -73,7 +64,7 @@ export function checkNewLink(
 
 export function checkLinkState(body: Record<string, unknown>): Checked<boolean> {
   const unknown = unknownField(body, ["active"]);
-  if (unknown) return unknown;
+  if (unknown) return { ok: false, ...unknown };
   if (typeof body.active !== "boolean") return { ok: false, field: "active", message: ACTIVE_MESSAGE };
   return { ok: true, value: body.active };
 }

@@ -1,3 +1,4 @@
+import { unknownField } from "../validation/unknown-field.ts";
 import { type WebhookEventType, webhookEventTypes } from "./event-types.ts";
 
 /** Pure checks of the endpoint routes' bodies; each refusal's message names the field. */
@@ -13,13 +14,6 @@ export const messages = {
 } as const;
 
 const endpointFields = ["url", "events", "enabled", "description"] as const;
-
-/** A misspelt field (`enable`, `overlap`) is refused, not ignored, as on the other settings routes. */
-function unknownField(body: Record<string, unknown>, valid: readonly string[]): Checked<never> | undefined {
-  const unknown = Object.keys(body).find((key) => !valid.includes(key));
-  if (unknown === undefined) return undefined;
-  return { ok: false, message: `Unknown field: ${unknown.slice(0, 64)}. Valid: ${valid.join(", ")}` };
-}
 
 const loopback = new Set(["localhost", "127.0.0.1", "[::1]"]);
 
@@ -63,7 +57,7 @@ export function checkEndpointBody(
   mode: "create" | "update",
 ): Checked<EndpointChange> {
   const unknown = unknownField(body, endpointFields);
-  if (unknown) return unknown;
+  if (unknown) return { ok: false, message: unknown.message };
   const change: EndpointChange = {};
   if (mode === "create" || body.url !== undefined) {
     const url = checkUrl(body.url);
@@ -91,7 +85,7 @@ export function checkEndpointBody(
 /** The rotation body: `overlap_hours` only. */
 export function checkOverlapHours(body: Record<string, unknown>): Checked<number> {
   const unknown = unknownField(body, ["overlap_hours"]);
-  if (unknown) return unknown;
+  if (unknown) return { ok: false, message: unknown.message };
   const value = body.overlap_hours;
   if (value === undefined) return { ok: true, value: 24 };
   if (typeof value !== "number" || !Number.isInteger(value) || value < 0 || value > 72)
