@@ -5,7 +5,6 @@ import { NeonHttpSession } from "drizzle-orm/neon-http/session";
 import { PgDatabase } from "drizzle-orm/pg-core/db";
 import { PgDialect } from "drizzle-orm/pg-core/dialect";
 import type { TablesRelationalConfig } from "drizzle-orm/relations";
-
 import type { Config } from "../config/env.ts";
 import { neonConfig, sqlOverHttp } from "./sql-over-http.ts";
 

@@ -1,16 +1,14 @@
-import { spawn } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { runCli } from "./cli-run.ts";
 
 // `login` polls until the person has signed in. A poll that fails for a reason that may pass (a 5xx while the
 // service restarts, a 429) must not end the login; a refusal must. The service cannot be made to fail on
 // demand, so a stand-in answers the two login routes with the service's own envelopes, failures injected.
-
-const BIN = resolve(import.meta.dirname, "../../cli/bin.js");
 
 /** An answer of the stand-in: a status and body, or `drop` (the connection closed unanswered: unreachable). */
 type Answer = [status: number, body: unknown] | "drop";
@@ -72,19 +70,10 @@ afterEach(async () => {
 });
 
 function login(): Promise<{ code: number | null; output: string }> {
-  const child = spawn(process.execPath, [BIN, "login", "--no-browser", "--json"], {
+  return runCli(["login", "--no-browser", "--json"], {
     cwd: folder,
-    env: { ...process.env, AFFILIATE_TRACKING_BASE_URL: baseUrl, AFFILIATE_TRACKING_CONFIG_DIR: folder },
-    stdio: ["ignore", "pipe", "pipe"],
+    env: { AFFILIATE_TRACKING_BASE_URL: baseUrl, AFFILIATE_TRACKING_CONFIG_DIR: folder },
   });
-  let output = "";
-  child.stdout.on("data", (chunk) => {
-    output += chunk;
-  });
-  child.stderr.on("data", (chunk) => {
-    output += chunk;
-  });
-  return new Promise((done) => child.on("close", (code) => done({ code, output })));
 }
 
 describe("login's polling", () => {

@@ -1,16 +1,15 @@
-import { spawn } from "node:child_process";
 import { mkdir, mkdtemp, readFile, rm, stat, symlink, writeFile } from "node:fs/promises";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { projectConfigFile } from "../../cli/project-config.ts";
+import { runCli } from "./cli-run.ts";
 
 // `init` and the project file that holds the only copy of a program's API key (shown once). The service is a
 // stub answering `POST /api/v1/cli/init`, so each case can say what the folder looks like when it answers.
 
-const BIN = resolve(import.meta.dirname, "../../cli/bin.js");
 const API_KEY = "sk_live_stubbedKeyShownOnlyOnce0123";
 
 let server: Server;
@@ -30,25 +29,15 @@ function toolWith(
   env: NodeJS.ProcessEnv,
   ...args: string[]
 ): Promise<{ code: number | null; output: string }> {
-  const child = spawn(process.execPath, [BIN, ...args], {
+  return runCli(args, {
     cwd: folder,
     env: {
-      ...process.env,
       AFFILIATE_TRACKING_BASE_URL: undefined,
       AFFILIATE_TRACKING_CONFIG_DIR: join(folder, "config"),
       AFFILIATE_TRACKING_API_KEY: "",
       ...env,
     },
-    stdio: ["ignore", "pipe", "pipe"],
   });
-  let output = "";
-  child.stdout.on("data", (chunk) => {
-    output += chunk;
-  });
-  child.stderr.on("data", (chunk) => {
-    output += chunk;
-  });
-  return new Promise((done) => child.on("close", (code) => done({ code, output })));
 }
 
 const initFlags = [
