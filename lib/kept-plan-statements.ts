@@ -1,7 +1,8 @@
 import type { KeptPlanStatement } from "./db/kept-plan.ts";
 import type { KeptPlanBatch } from "./db/kept-plan-batch.ts";
+import type { KeptPlanProcedure } from "./db/kept-plan-procedure.ts";
 import type { KeptPlanSequence } from "./db/kept-plan-sequence.ts";
-import type { KeptPlanWriteBatch } from "./db/kept-plan-write-batch.ts";
+import type { BatchableWrite, KeptPlanWriteBatch } from "./db/kept-plan-write-batch.ts";
 import { readinessFactsStatement } from "./readiness/readiness-store.ts";
 import {
   deductionStatement,
@@ -26,6 +27,7 @@ import {
   provisionalLeadWrite,
   provisionalLeadWriteSent,
 } from "./tracking/lead/lead-store.ts";
+import { saleAtOnce, saleAtOnceSent } from "./tracking/sale/sale-at-once.ts";
 import {
   customerWrites,
   paymentIdsClaim,
@@ -90,6 +92,13 @@ export const keptPlanBatches: readonly KeptPlanBatch<readonly string[]>[] = [
  * Every write sequence run once per item of a batch, each item in a subtransaction, by one PL/pgSQL function
  * (`keptPlanWriteBatch`), likewise.
  */
-export const keptPlanWriteBatches: readonly KeptPlanWriteBatch<
-  KeptPlanSequence<Record<string, KeptPlanStatement<readonly string[]>>>
->[] = [leadWriteSent.batch, provisionalLeadWriteSent.batch, saleWriteSent.batch, refundWriteSent.batch];
+export const keptPlanWriteBatches: readonly KeptPlanWriteBatch<BatchableWrite>[] = [
+  leadWriteSent.batch,
+  provisionalLeadWriteSent.batch,
+  saleWriteSent.batch,
+  refundWriteSent.batch,
+  saleAtOnceSent.batch,
+];
+
+/** Every PL/pgSQL function written as such (`keptPlanProcedure`), likewise. */
+export const keptPlanProcedures: readonly KeptPlanProcedure<readonly string[]>[] = [saleAtOnce];

@@ -1,12 +1,15 @@
 import type { Database } from "./client.ts";
 import { isRolledBackForAnother, pgErrorOf } from "./errors.ts";
 import { groupCommitPerDatabase, type Sending } from "./group-committed-statement.ts";
-import type { KeptPlanStatement } from "./kept-plan.ts";
-import type { KeptPlanSequence, SequenceValues } from "./kept-plan-sequence.ts";
-import { type KeptPlanWriteBatch, keptPlanWriteBatch } from "./kept-plan-write-batch.ts";
+import {
+  type BatchableWrite,
+  type KeptPlanWriteBatch,
+  keptPlanWriteBatch,
+  type SequenceValuesOf,
+} from "./kept-plan-write-batch.ts";
 
-type AnySequence = KeptPlanSequence<Record<string, KeptPlanStatement<readonly string[]>>>;
-type ValuesOf<Sequence> = Sequence extends KeptPlanSequence<infer Steps> ? SequenceValues<Steps> : never;
+type AnySequence = BatchableWrite<never>;
+type ValuesOf<Sequence> = SequenceValuesOf<Sequence>;
 
 /**
  * A write the database refused inside a write batch, rolled back alone: its SQLSTATE, message and constraint,

@@ -6,12 +6,25 @@ import {
   type KeptPlanFunction,
   type KeptPlanStatement,
 } from "./kept-plan.ts";
-import type { KeptPlanSequence, SequenceValues } from "./kept-plan-sequence.ts";
+import type { KeptPlanSequence } from "./kept-plan-sequence.ts";
 import { type PreparedValue, preparedSql, render } from "./prepared-sql.ts";
 import { wellFormedJson } from "./well-formed-json.ts";
 
 type AnyKeptPlan = KeptPlanStatement<readonly string[]>;
-type AnySequence = KeptPlanSequence<Record<string, AnyKeptPlan>>;
+
+/**
+ * What a write batch runs once per item: a write sequence (`kept-plan-sequence.ts`), or a kept-plan procedure
+ * (`kept-plan-procedure.ts`, a PL/pgSQL function written as such): a function of `jsonb` parameters whose call
+ * passes one JSON array of values per parameter (`stepValues`), returning one row.
+ */
+export type BatchableWrite<Values = never> = Pick<
+  KeptPlanSequence<Record<string, AnyKeptPlan>>,
+  "functionName" | "parameterTypes" | "resultColumns" | "stepsOfCall" | keyof KeptPlanFunction
+> & {
+  call(values: Values): ReturnType<AnyKeptPlan["call"]>;
+  stepValues(values: Values): (PreparedValue[] | null)[];
+};
+type AnySequence = BatchableWrite<never>;
 
 const ITEMS = ["items"] as const;
 
@@ -53,8 +66,7 @@ export interface KeptPlanWriteBatch<Sequence extends AnySequence> extends KeptPl
   itemsOfCall(params: readonly (string | null)[]): (string | null)[][];
 }
 
-type SequenceValuesOf<Sequence> =
-  Sequence extends KeptPlanSequence<infer Steps> ? SequenceValues<Steps> : never;
+export type SequenceValuesOf<Sequence> = Sequence extends BatchableWrite<infer Values> ? Values : never;
 
 export function keptPlanWriteBatch<const Sequence extends AnySequence>(spec: {
   functionName: string;

@@ -4,12 +4,23 @@ import {
   isDeterministicDatabaseError,
   isGuardFailure,
   isUniqueViolation,
+  pgErrorOf,
   withConflictRetry,
 } from "../db/errors.ts";
 import type { Sending } from "../db/group-committed-statement.ts";
 import type { Logger } from "../log.ts";
+import { isSupportedCurrency } from "../money.ts";
 import { customerKeyInOtherProgramOfWorkspace } from "../tracking/sale/customer-key-in-workspace.ts";
-import { decideSale, type SaleDecision, testTransactionId } from "../tracking/sale/decide-sale.ts";
+import {
+  decideSale,
+  occurredAtInRange,
+  type SaleDecision,
+  type SaleFacts,
+  saleCurrency,
+  testByBody,
+  testTransactionId,
+} from "../tracking/sale/decide-sale.ts";
+import { recordSaleAtOnce } from "../tracking/sale/sale-at-once.ts";
 import type { SaleRequest } from "../tracking/sale/sale-request.ts";
 import { readSaleFacts, writeSale } from "../tracking/sale/sale-store.ts";
 import { saleIdConstraint } from "./payment-namespace.ts";
@@ -70,6 +81,11 @@ export async function recordSale(
     docsUrl?: string;
     /** How its read and its write go to the database (the isolate's group commit); unset: alone. */
     sending?: Sending;
+    /**
+     * False: read, decided and written the usual way even where the database could decide it at once (the
+     * tests compare the two ways on the same sale). Default true.
+     */
+    atOnce?: boolean;
   },
   log: Logger,
   /** Told each decision before its write (the route sets the key's rotation notice from it). */
@@ -77,20 +93,30 @@ export async function recordSale(
 ): Promise<{ decision: SaleDecision; written: SaleWritten | null }> {
   const { body, keyHash, header } = input;
   let now = input.now;
+  const atOnce = await saleDecidedAtOnce(db, input, log);
+  if (atOnce && "decision" in atOnce) {
+    onDecided(atOnce.decision, true);
+    return atOnce;
+  }
+  // Left to the rules: decided on the facts the database read with it, not read again.
+  let factsRead = atOnce?.facts;
   return withConflictRetry(
     async () => {
       for (;;) {
-        const facts = await readSaleFacts(
-          db,
-          {
-            keyHash,
-            transactionId: body.transaction_id ?? testTransactionId(now),
-            customerKey: body.customer_key ?? null,
-            clickId: body.click_id ?? null,
-            productId: body.product_id ?? null,
-          },
-          input.sending,
-        );
+        const facts =
+          factsRead ??
+          (await readSaleFacts(
+            db,
+            {
+              keyHash,
+              transactionId: body.transaction_id ?? testTransactionId(now),
+              customerKey: body.customer_key ?? null,
+              clickId: body.click_id ?? null,
+              productId: body.product_id ?? null,
+            },
+            input.sending,
+          ));
+        factsRead = undefined;
         let decision = decideSale({ header, body, now }, facts);
         if (
           decision.outcome === "refused" &&
@@ -120,4 +146,71 @@ export async function recordSale(
     },
     { retryOnConstraints: [saleIdConstraint] },
   );
+}
+
+/**
+ * The sale decided and written by the database in one round trip (`sale-at-once.ts`), when its body lets the
+ * database decide it (a live sale with its id and amount, in a supported currency, `occurred_at` in range):
+ * the decision, which the rules make again on the facts the database read and which must be the one it wrote,
+ * and the ids; or, when the database left the sale to the rules, the facts it read. Unset: the body does not
+ * let it, or the database refused the write (a guard or a unique index that found the state changed, a value
+ * refused): the sale is then read, decided and written the usual way, whose retries and commission fallback
+ * say what the answer is.
+ */
+async function saleDecidedAtOnce(
+  db: Database,
+  input: Parameters<typeof recordSale>[1],
+  log: Logger,
+): Promise<{ decision: SaleDecision; written: SaleWritten } | { facts: SaleFacts } | undefined> {
+  const { body, keyHash, now } = input;
+  const currency = saleCurrency(body);
+  if (
+    input.atOnce === false ||
+    keyHash === null ||
+    body.transaction_id == null ||
+    body.amount_cents == null ||
+    testByBody(body) ||
+    !isSupportedCurrency(currency) ||
+    !occurredAtInRange(body, now)
+  ) {
+    return undefined;
+  }
+  let atOnce: Awaited<ReturnType<typeof recordSaleAtOnce>>;
+  try {
+    atOnce = await recordSaleAtOnce(
+      db,
+      {
+        keyHash,
+        body: { ...body, transaction_id: body.transaction_id, amount_cents: body.amount_cents },
+        currency,
+        now,
+      },
+      input.sending,
+    );
+  } catch (error) {
+    if (pgErrorOf(error)?.code === undefined) throw error;
+    return undefined;
+  }
+  if (!atOnce.written) return { facts: atOnce.facts };
+  const decision = decideSale({ header: input.header, body, now }, atOnce.facts);
+  const written = atOnce.written;
+  if (
+    decision.outcome !== "record" ||
+    decision.test ||
+    decision.refuseAfterWrite !== null ||
+    (decision.commission?.amountCents ?? null) !== written.commissionCents
+  ) {
+    // Never expected (`sale-at-once.test.ts`): the rules in the database and in TypeScript disagree. The sale
+    // is stored; the request fails rather than answer what was not written.
+    log.error("the database decided the sale otherwise than the rules", undefined, {
+      sale_id: written.saleId,
+      outcome: decision.outcome,
+      commission_cents: written.commissionCents,
+    });
+    throw new Error("sale decided otherwise in the database");
+  }
+  return {
+    decision,
+    written: { saleId: written.saleId, commissionId: written.commissionId, commissionFailed: false },
+  };
 }

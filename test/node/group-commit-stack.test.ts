@@ -1,8 +1,8 @@
 /**
  * The group commit (`lib/db/group-commit.ts`) in the Workers runtime: clicks (`record_clicks`), the reads of
  * leads, sales and refunds, and the writes of server leads, provisional browser leads, sales and refunds
- * (`write_leads`, `write_provisional_leads`, `write_sales`, `write_refunds`, each write in a subtransaction of
- * its own) that reach one isolate while their kind is on its
+ * (`write_leads`, `write_provisional_leads`, `write_sales`, `write_refunds`, and `record_sales_at_once` for a
+ * sale the database decides, each write in a subtransaction of its own) that reach one isolate while their kind is on its
  * way to the database go together, as one statement. Each must be answered as it would be alone, each accepted
  * event recorded once, a batch the database refuses must cost nothing, and a batch whose answer is lost must
  * fail its requests as a lone write's loss does, never writing twice.
@@ -27,7 +27,7 @@ let stack: LocalStack;
 let program: DemoProgram;
 /** Calls of the click's batch function and of the click's own, as the SQL endpoint received them. */
 const calls = { batch: 0, alone: 0 };
-/** Calls of each read's batch function, and of each write's (`write_leads`, `write_sales`, ...). */
+/** Calls of each read's batch function, and of each write's (`write_leads`, `record_sales_at_once`, ...). */
 const readBatches: Record<string, number> = {};
 const writeBatches: Record<string, number> = {};
 let ip = 0;
@@ -47,7 +47,8 @@ beforeAll(async () => {
       if (query.startsWith("select * from record_click_with_dimensions(")) calls.alone++;
       const read = /^select \* from (read_\w+_batch)\(/.exec(query)?.[1];
       if (read) readBatches[read] = (readBatches[read] ?? 0) + 1;
-      const write = /^select \* from (write_leads|write_provisional_leads|write_sales|write_refunds)\(/.exec(
+      const write =
+        /^select \* from (write_leads|write_provisional_leads|write_sales|write_refunds|record_sales_at_once)\(/.exec(
         query,
       )?.[1];
       if (write) writeBatches[write] = (writeBatches[write] ?? 0) + 1;
@@ -296,10 +297,11 @@ describe("leads, sales and refunds arriving together (local stack)", () => {
     );
     expect(refunds.map((a) => [a.status, a.body.success])).toEqual(clickIds.map(() => [200, true]));
 
-    for (const read of ["read_lead_facts_batch", "read_sale_facts_batch", "read_refund_and_repeats_batch"]) {
+    for (const read of ["read_lead_facts_batch", "read_refund_and_repeats_batch"]) {
       expect((readBatches[read] ?? 0) - (before[read] ?? 0), read).toBeGreaterThan(0);
     }
-    for (const write of ["write_leads", "write_sales", "write_refunds"]) {
+    // A sale the database decides is read, decided and written by one call (`record_sales_at_once`).
+    for (const write of ["write_leads", "record_sales_at_once", "write_refunds"]) {
       expect((writeBatches[write] ?? 0) - (writesBefore[write] ?? 0), write).toBeGreaterThan(0);
     }
     // Each sale once, each with its one commission, each refunded once (100 of 10,000 cents).
@@ -563,7 +565,7 @@ describe("writes of sales and refunds arriving together (write_sales, write_refu
       amount_cents: 4_000,
       click_id,
     }));
-    stack.sql.faults.arm(UNSCOPED, { mode: "lost", match: "write_sales(", times: 1 });
+    stack.sql.faults.arm(UNSCOPED, { mode: "lost", match: "record_sales_at_once(", times: 1 });
     const answers = await Promise.all(bodies.map((body) => sale(body)));
     const state = stack.sql.faults.clear(UNSCOPED);
     expect(state.fired).toBe(1);

@@ -16,6 +16,7 @@ import { keptPlanSequence } from "../../lib/db/kept-plan-sequence.ts";
 import { keptPlanWriteBatch } from "../../lib/db/kept-plan-write-batch.ts";
 import {
   keptPlanBatches,
+  keptPlanProcedures,
   keptPlanSequences,
   keptPlanStatements,
   keptPlanWriteBatches,
@@ -75,6 +76,11 @@ describe("the migrations define every kept-plan statement as its TypeScript says
 
   for (const batch of keptPlanWriteBatches) {
     it(`${batch.functionName}: source, parameters and result as migrated`, () => expectMigrated(batch));
+  }
+
+  for (const procedure of keptPlanProcedures) {
+    it(`${procedure.functionName}: source, parameters and result as migrated`, () =>
+      expectMigrated(procedure));
   }
 
   /** The function the migrations leave is the one `definition()` holds, settings included. */

@@ -1,5 +1,6 @@
+import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import { paymentAliases } from "../../schema/index.ts";
+import { paymentAliases, programs } from "../../schema/index.ts";
 import { createProgram, db } from "./harness.ts";
 import { countDatabaseRoundTrips } from "./round-trip-counter.ts";
 import { click, sale, salesOf, txn } from "./sale-harness.ts";
@@ -7,15 +8,29 @@ import { click, sale, salesOf, txn } from "./sale-harness.ts";
 const roundTripsOf = countDatabaseRoundTrips();
 
 describe("sale: database round trips per request (budget 2)", () => {
-  it("1 read + 1 write for an attributed sale with an approved commission, new or known customer", async () => {
+  it("1 for an attributed sale the database decides and writes at once, new or known customer", async () => {
     const p = await createProgram({ commissionType: "recurring_percent" });
     const clickId = await click(p);
     expect(
       await roundTripsOf(() => sale(p, { transaction_id: txn(), amount_cents: 1000, click_id: clickId })),
-    ).toBe(2);
+    ).toBe(1);
     expect(
       await roundTripsOf(() => sale(p, { transaction_id: txn(), amount_cents: 1000, click_id: clickId })),
-    ).toBe(2);
+    ).toBe(1);
+  });
+
+  it("1 read + 1 write for a sale the database leaves to the rules (a recurring period that may have ended)", async () => {
+    const p = await createProgram({ commissionType: "recurring_percent" });
+    await db.update(programs).set({ durationMonths: 12 }).where(eq(programs.id, p.programId));
+    const clickId = await click(p);
+    expect(
+      await roundTripsOf(() => sale(p, { transaction_id: txn(), amount_cents: 1000, click_id: clickId })),
+    ).toBe(1);
+    const known = await roundTripsOf(async () => {
+      const second = await sale(p, { transaction_id: txn(), amount_cents: 1000, click_id: clickId });
+      expect(second.body).toMatchObject({ message: "Sale recorded and commission created" });
+    });
+    expect(known).toBe(2);
   });
 
   it("2 for a test sale; 1 for a refusal, or an invalid body (its key is checked alone)", async () => {

@@ -198,19 +198,13 @@ export function decideSale(input: SaleInput, facts: SaleFacts): SaleDecision {
   const program = facts.program;
   if (!program) throw new Error("the key's program was not read");
 
-  if (body.occurred_at) {
-    const occurredAt = new Date(body.occurred_at).getTime();
-    if (occurredAt < now.getTime() - 30 * dayMs || occurredAt > now.getTime() + 5 * 60_000) {
-      return refuse({ reason: "occurred_at_out_of_range" });
-    }
-  }
-  // An empty currency is treated as omitted, like the other optional fields sent as null.
-  const currency = (body.currency?.trim() || "USD").toUpperCase();
+  if (!occurredAtInRange(body, now)) return refuse({ reason: "occurred_at_out_of_range" });
+  const currency = saleCurrency(body);
   if (!isSupportedCurrency(currency)) {
     return refuse({ reason: "unsupported_currency", currency: body.currency });
   }
 
-  const test = verdict.isTest || body.livemode === false || body.additional_data?.test_mode === true;
+  const test = verdict.isTest || testByBody(body);
   if (!test) {
     if (body.transaction_id == null) return refuse({ reason: "transaction_id_required" });
     if (body.amount_cents == null) return refuse({ reason: "amount_required" });
@@ -250,6 +244,23 @@ export function decideSale(input: SaleInput, facts: SaleFacts): SaleDecision {
     now,
     rotation,
   });
+}
+
+/** `occurred_at`, when sent, is within the last 30 days or the next 5 minutes. */
+export function occurredAtInRange(body: SaleRequest, now: Date): boolean {
+  if (!body.occurred_at) return true;
+  const occurredAt = new Date(body.occurred_at).getTime();
+  return occurredAt >= now.getTime() - 30 * dayMs && occurredAt <= now.getTime() + 5 * 60_000;
+}
+
+/** The sale's currency as sent, upper-cased; an empty one is treated as omitted, like the other optional fields. */
+export function saleCurrency(body: SaleRequest): string {
+  return (body.currency?.trim() || "USD").toUpperCase();
+}
+
+/** The body makes the sale a test whatever the key: `livemode: false` or `additional_data.test_mode: true`. */
+export function testByBody(body: SaleRequest): boolean {
+  return body.livemode === false || body.additional_data?.test_mode === true;
 }
 
 /** A sale as recorded, before attribution decides its partner (and whether it is a test). */

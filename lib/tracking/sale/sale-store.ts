@@ -166,7 +166,7 @@ export const saleFactsStatement = keptPlanStatement({
       (select row_to_json(part) from (${saleClickQuery(q)} limit 1) part) as click`,
 });
 
-type SaleFactsRow = {
+export type SaleFactsRow = {
   key: Parameters<typeof apiKeyRecordFromRow>[0] | null;
   program: Row | null;
   recorded_sales: Row[];
@@ -199,7 +199,11 @@ export async function readSaleFacts(
   },
   sending?: Sending,
 ): Promise<SaleFacts> {
-  const facts = await saleReadSent.send(db, q, sending);
+  return saleFactsFromRow(await saleReadSent.send(db, q, sending));
+}
+
+/** The facts of the sale's read (or of the sale decided at once, `sale-at-once.ts`) as the rules read them. */
+export function saleFactsFromRow(facts: SaleFactsRow): SaleFacts {
   const programRow = facts.program;
   const clickRow = facts.click;
   const click: SaleClick | null = clickRow
@@ -412,7 +416,7 @@ function settleStep(decision: Recorded, now: string): SaleWriteSteps {
 }
 
 /** The sale insert's values, in the order of its columns (the customer's id aside). */
-const SALE_VALUES = [
+export const SALE_VALUES = [
   "processorEventId",
   "programId",
   "partnerId",
