@@ -49,8 +49,8 @@ beforeAll(async () => {
       if (read) readBatches[read] = (readBatches[read] ?? 0) + 1;
       const write =
         /^select \* from (write_leads|write_provisional_leads|write_sales|write_refunds|record_sales_at_once)\(/.exec(
-        query,
-      )?.[1];
+          query,
+        )?.[1];
       if (write) writeBatches[write] = (writeBatches[write] ?? 0) + 1;
     },
   });

@@ -208,11 +208,7 @@ const scenarios: Scenario[] = [
 async function rowsOf(p: ProgramFixture, now: Date) {
   const partner = (id: number | null) => (id === null ? null : p.partnerIds.indexOf(id));
   const at = (value: Date | null) =>
-    value === null
-      ? null
-      : value.getTime() >= now.getTime()
-        ? value.getTime() - now.getTime()
-        : "before";
+    value === null ? null : value.getTime() >= now.getTime() ? value.getTime() - now.getTime() : "before";
   const customers = await customersOf(p.programId);
   const customer = (id: number | null) => (id === null ? null : customers.findIndex((c) => c.id === id));
   return {
