@@ -31,6 +31,7 @@ import pg from "pg";
 import { startLocalStack } from "../dev/local-stack.ts";
 import {
   keptPlanBatches,
+  keptPlanProcedures,
   keptPlanSequences,
   keptPlanStatements,
   keptPlanWriteBatches,
@@ -71,8 +72,15 @@ const keptPlanOf = new Map<string, { parameterTypes: readonly string[]; settings
     return inlined === undefined ? [] : [[inlined, batch] as const];
   }),
 ]);
-/** The call of each sequence of kept-plan statements: its steps' bodies are explained, each with its values. */
-const keptPlanSequenceOf = new Map(keptPlanSequences.map((sequence) => [sequence.callText(), sequence]));
+/**
+ * The call of each sequence of kept-plan statements: its steps' bodies are explained, each with its values; and
+ * of each procedure, the statements it surely runs (the sale decided at once: its read). Its writes are the
+ * usual sale write's steps, run on branches its call's values do not tell: those explained here come through the
+ * provider's sales below, and `test/node/kept-plan-lookups.test.ts` checks every kept-plan statement's plan.
+ */
+const keptPlanSequenceOf = new Map(
+  [...keptPlanSequences, ...keptPlanProcedures].map((sequence) => [sequence.callText(), sequence]),
+);
 /** The call of each batch of one kept-plan statement: its statement is explained with each item's values. */
 const keptPlanBatchOf = new Map(keptPlanBatches.map((batch) => [batch.callText(), batch]));
 /** The call of each write batch: each item's sequence is explained as its call would be, step by step. */

@@ -4,6 +4,7 @@ import {
   functionDefinition,
   GENERIC_PLANS,
   type KeptPlanFunction,
+  type KeptPlanStatement,
   SOURCE_QUOTE,
 } from "./kept-plan.ts";
 import { type PreparedValue, preparedSql, render } from "./prepared-sql.ts";
@@ -24,8 +25,12 @@ export interface KeptPlanProcedure<Names extends readonly string[]> extends Kept
   call(values: ProcedureValues<Names>): ReturnType<ReturnType<typeof preparedSql>>;
   /** The call's one parameter, as a write batch's item holds it: the values in the order of `names`. */
   stepValues(values: ProcedureValues<Names>): PreparedValue[][];
-  /** A procedure's statements are its own: `npm run plans` explains those of the functions it calls. */
-  stepsOfCall(params: readonly (string | null)[]): never[];
+  /**
+   * The kept-plan statements a call surely runs, each with the parameters it got (as text), from the call's
+   * own parameters: `npm run plans` explains them. Those a call runs only on some branches are not known from
+   * its parameters.
+   */
+  stepsOfCall(params: readonly (string | null)[]): { statement: AnyKeptPlan; params: (string | null)[] }[];
 }
 
 /** A procedure's values by name (values only: JSON carries them). */
@@ -34,6 +39,7 @@ export type ProcedureValues<Names extends readonly string[]> = {
 };
 
 const VALUES = ["values"] as const;
+type AnyKeptPlan = KeptPlanStatement<readonly string[]>;
 
 export function keptPlanProcedure<const Names extends readonly string[]>(spec: {
   functionName: string;
@@ -46,6 +52,8 @@ export function keptPlanProcedure<const Names extends readonly string[]>(spec: {
   declare: string;
   /** The statements between `BEGIN` and `END`. */
   body: string;
+  /** The kept-plan statements every call runs first, each with the values it passes (`stepsOfCall`). */
+  runsFirst?: readonly { statement: AnyKeptPlan; values: readonly Names[number][] }[];
 }): KeptPlanProcedure<Names> {
   const { functionName, names, types } = spec;
   checkedFunctionName(functionName);
@@ -75,7 +83,17 @@ export function keptPlanProcedure<const Names extends readonly string[]>(spec: {
     names,
     call: (values) => call({ values: wellFormedJson(valuesOf(values)) }),
     stepValues: (values) => [valuesOf(values)],
-    stepsOfCall: () => [],
+    stepsOfCall: (params) => {
+      const values = JSON.parse(params[0] ?? "[]") as PreparedValue[];
+      const text = (name: Names[number]) => {
+        const value = values[names.indexOf(name)];
+        return value === null || value === undefined ? null : String(value);
+      };
+      return (spec.runsFirst ?? []).map(({ statement, values: passed }) => ({
+        statement,
+        params: passed.map(text),
+      }));
+    },
     callText: () => render(VALUES, buildCall).text,
     parameterTypes: ["jsonb"],
     resultTypes: spec.returns.map(([, type]) => type),

@@ -21,6 +21,8 @@ import {
   keptPlanStatements,
   keptPlanWriteBatches,
 } from "../../lib/kept-plan-statements.ts";
+import { saleAtOnce } from "../../lib/tracking/sale/sale-at-once.ts";
+import { saleFactsStatement } from "../../lib/tracking/sale/sale-store.ts";
 
 const dialect = new PgDialect();
 
@@ -678,5 +680,38 @@ describe("keptPlanWriteBatch", () => {
     expect(() => keptPlanWriteBatch({ functionName: "write_probes_silent", sequence: silent })).toThrow(
       "returns no row",
     );
+  });
+});
+
+describe("keptPlanProcedure", () => {
+  it("passes its values as one JSON array, and names the statements every call runs first with theirs", () => {
+    const values = {
+      key_hash: "h",
+      transaction_id: "pi_1",
+      customer_key: null,
+      click_id: "clk_1",
+      product_id: null,
+      amount_cents: 4900,
+      tax_cents: null,
+      currency: "USD",
+      currency_exponent: 2,
+      sale_type: "payment",
+      line_items: null,
+      is_recurring: false,
+      subscription_id: null,
+      subscription_interval: null,
+      occurred_at: null,
+      provider: null,
+      provider_payment_id: null,
+      livemode: null,
+      now_at: "2026-11-30T00:00:00.000Z",
+    };
+    const [item] = saleAtOnce.stepValues(values);
+    expect(item).toEqual(saleAtOnce.names.map((name) => values[name]));
+    expect(saleAtOnce.callText()).toBe("select * from record_sale_at_once($1)");
+    expect(saleAtOnce.stepsOfCall([JSON.stringify(item)])).toEqual([
+      { statement: saleFactsStatement, params: ["h", "pi_1", null, "clk_1", null] },
+    ]);
+    expect(() => saleAtOnce.stepValues({ ...values, amount_cents: Number.NaN })).toThrow(/finite/);
   });
 });

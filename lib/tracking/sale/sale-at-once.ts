@@ -133,6 +133,12 @@ export const saleAtOnce = keptPlanProcedure({
   hold_days integer;
   finished record;
 `,
+  runsFirst: [
+    {
+      statement: saleFactsStatement,
+      values: ["key_hash", "transaction_id", "customer_key", "click_id", "product_id"],
+    },
+  ],
   body: `  SELECT * INTO facts FROM ${saleFactsStatement.functionName}(key_hash, transaction_id, customer_key, click_id, product_id);
   facts_key := facts.key;
   facts_program := facts.program;
