@@ -27,7 +27,7 @@ import {
   provisionalLeadWrite,
   provisionalLeadWriteSent,
 } from "./tracking/lead/lead-store.ts";
-import { saleAtOnce, saleAtOnceSent } from "./tracking/sale/sale-at-once.ts";
+import { saleAtOnce, saleAtOnceSent, saleLockOrder } from "./tracking/sale/sale-at-once.ts";
 import {
   customerWrites,
   paymentIdsClaim,
@@ -73,6 +73,7 @@ export const keptPlanStatements: readonly KeptPlanStatement<readonly string[]>[]
   refundWebhookStatement,
   refundNotificationsStatement,
   readinessFactsStatement,
+  saleLockOrder,
 ];
 
 /** Every sequence of kept-plan statements run as one PL/pgSQL function (`keptPlanSequence`), likewise. */

@@ -1,7 +1,23 @@
 -- The common sale decided and written in the database in one round trip (lib/tracking/sale/sale-at-once.ts): the
 -- sale's read, the rules such a sale meets, and the sale's write, each step its kept-plan function; any other
 -- case answers the facts read, for the rules in TypeScript. record_sales_at_once runs it per item of the
--- isolate's group commit, each item in a subtransaction of its own.
+-- isolate's group commit, each item in a subtransaction of its own, in the order of the partners the sales would
+-- credit (sale_lock_order), as write_sales and write_refunds lock partners' balances.
+CREATE OR REPLACE FUNCTION sale_lock_order(text, text, text)
+RETURNS TABLE (partner_id integer)
+LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan SET enable_seqscan = off AS $kept$
+#variable_conflict use_column
+BEGIN
+  RETURN QUERY
+select coalesce(
+      (select "c"."partner_id" from "customers" "c"
+       where "c"."customer_key" = $2::text and "c"."program_id" = (select "program_api_keys"."program_id" from "program_api_keys" where "program_api_keys"."key_hash" = $1::text and "program_api_keys"."revoked_at" is null)),
+      (select coalesce("o"."partner_id", "k"."partner_id") from "affiliate_click_events" "k"
+       left join "affiliate_click_events" "o" on "o"."click_id" = "k"."visitor_click_id"
+       where "k"."click_id" = $3::text)) as partner_id;
+END;
+$kept$;
+--> statement-breakpoint
 CREATE OR REPLACE FUNCTION record_sale_at_once(jsonb)
 RETURNS TABLE (sale_written boolean, sale_id bigint, commission_id bigint, commission_cents bigint, facts_key json, facts_program json, facts_recorded_sales json, facts_customer_by_key json, facts_click json)
 LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan AS $kept$
@@ -144,8 +160,9 @@ DECLARE
   item jsonb;
   written record;
 BEGIN
-  batch_item := 0;
-  FOR item IN SELECT * FROM jsonb_array_elements($1) LOOP
+  FOR item, batch_item IN SELECT e.value, (e.n - 1)::integer
+    FROM jsonb_array_elements($1) WITH ORDINALITY AS e(value, n)
+    ORDER BY (SELECT guess.partner_id FROM sale_lock_order(e.value->0->>0, e.value->0->>2, e.value->0->>3) guess), e.n LOOP
     BEGIN
       SELECT * INTO STRICT written FROM record_sale_at_once(nullif(item->0, 'null'));
       RETURN QUERY SELECT batch_item, NULL::text, NULL::text, NULL::text, written.sale_written, written.sale_id, written.commission_id, written.commission_cents, written.facts_key, written.facts_program, written.facts_recorded_sales, written.facts_customer_by_key, written.facts_click;
@@ -154,7 +171,6 @@ BEGIN
                               failed_constraint = CONSTRAINT_NAME;
       RETURN QUERY SELECT batch_item, failed_code, failed_message, nullif(failed_constraint, ''), NULL::boolean, NULL::bigint, NULL::bigint, NULL::bigint, NULL::json, NULL::json, NULL::json, NULL::json, NULL::json;
     END;
-    batch_item := batch_item + 1;
   END LOOP;
 END;
 $kept$;

@@ -57,13 +57,15 @@ export function groupCommittedWrite<const Sequence extends AnySequence, Row>(spe
   functionName: string;
   sequence: Sequence;
   what: string;
+  /** The batch's own order of its items, when the worker cannot give one (`keptPlanWriteBatch`). */
+  lockOrder?: (item: string) => string;
 }): {
   /** The batch, for the migrations' check (`lib/kept-plan-statements.ts`). */
   batch: KeptPlanWriteBatch<Sequence>;
   send: (db: Database, values: ValuesOf<Sequence>, lockOrder: number, sending?: Sending) => Promise<Row>;
 } {
   const { what, sequence } = spec;
-  const batch = keptPlanWriteBatch({ functionName: spec.functionName, sequence });
+  const batch = keptPlanWriteBatch({ functionName: spec.functionName, sequence, lockOrder: spec.lockOrder });
 
   const sendOne = async (db: Database, item: Item<ValuesOf<Sequence>>): Promise<Outcome<Row>> => {
     const row = (await db.execute<Row & Record<string, unknown>>(sequence.call(item.values as never)))

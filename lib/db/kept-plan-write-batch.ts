@@ -71,6 +71,12 @@ export type SequenceValuesOf<Sequence> = Sequence extends BatchableWrite<infer V
 export function keptPlanWriteBatch<const Sequence extends AnySequence>(spec: {
   functionName: string;
   sequence: Sequence;
+  /**
+   * The order the function runs the items in, as an SQL expression of `item` (the item's JSON), for a write
+   * whose worker cannot tell it (the partner whose balance a sale decided at once locks is read in the
+   * database): batches lock shared rows in one order, so two of them do not deadlock. Unset: the order sent.
+   */
+  lockOrder?: (item: string) => string;
 }): KeptPlanWriteBatch<Sequence> {
   const { functionName, sequence } = spec;
   checkedFunctionName(functionName);
@@ -99,8 +105,11 @@ export function keptPlanWriteBatch<const Sequence extends AnySequence>(spec: {
     return (
       "\nDECLARE\n  item jsonb;\n  written record;\n" +
       "BEGIN\n" +
-      "  batch_item := 0;\n" +
-      "  FOR item IN SELECT * FROM jsonb_array_elements($1) LOOP\n" +
+      (spec.lockOrder
+        ? "  FOR item, batch_item IN SELECT e.value, (e.n - 1)::integer\n" +
+          "    FROM jsonb_array_elements($1) WITH ORDINALITY AS e(value, n)\n" +
+          `    ORDER BY ${spec.lockOrder("e.value")}, e.n LOOP\n`
+        : "  batch_item := 0;\n  FOR item IN SELECT * FROM jsonb_array_elements($1) LOOP\n") +
       "    BEGIN\n" +
       `      SELECT * INTO STRICT written FROM ${sequence.functionName}(${args});\n` +
       `      RETURN QUERY SELECT batch_item, NULL::text, NULL::text, NULL::text, ${columns};\n` +
@@ -109,7 +118,7 @@ export function keptPlanWriteBatch<const Sequence extends AnySequence>(spec: {
       "                              failed_constraint = CONSTRAINT_NAME;\n" +
       `      RETURN QUERY SELECT batch_item, failed_code, failed_message, nullif(failed_constraint, ''), ${nulls};\n` +
       "    END;\n" +
-      "    batch_item := batch_item + 1;\n" +
+      (spec.lockOrder ? "" : "    batch_item := batch_item + 1;\n") +
       "  END LOOP;\n" +
       "END;\n"
     );

@@ -3,6 +3,7 @@ import type { Database } from "../db/client.ts";
 import {
   isDeterministicDatabaseError,
   isGuardFailure,
+  isRolledBackForAnother,
   isUniqueViolation,
   pgErrorOf,
   withConflictRetry,
@@ -93,7 +94,7 @@ export async function recordSale(
 ): Promise<{ decision: SaleDecision; written: SaleWritten | null }> {
   const { body, keyHash, header } = input;
   let now = input.now;
-  const atOnce = await saleDecidedAtOnce(db, input, log);
+  const atOnce = await saleDecidedAtOnce(db, input, log, onDecided);
   if (atOnce && "decision" in atOnce) {
     onDecided(atOnce.decision, true);
     return atOnce;
@@ -161,6 +162,7 @@ async function saleDecidedAtOnce(
   db: Database,
   input: Parameters<typeof recordSale>[1],
   log: Logger,
+  onDecided: Parameters<typeof recordSale>[3] & {},
 ): Promise<{ decision: SaleDecision; written: SaleWritten } | { facts: SaleFacts } | undefined> {
   const { body, keyHash, now } = input;
   const currency = saleCurrency(body);
@@ -188,8 +190,12 @@ async function saleDecidedAtOnce(
       input.sending,
     );
   } catch (error) {
-    if (pgErrorOf(error)?.code === undefined) throw error;
-    return undefined;
+    // Refused by the database, the write rolled back (its subtransaction): the usual way decides anew. Not a
+    // lost answer or the database out of reach, after which the sale may be written: that fails as the usual
+    // write's would (500, retryable; the retry's read answers 409 if it was).
+    if (isDeterministicDatabaseError(error) || isRolledBackForAnother(pgErrorOf(error)?.code))
+      return undefined;
+    throw error;
   }
   if (!atOnce.written) return { facts: atOnce.facts };
   const decision = decideSale({ header: input.header, body, now }, atOnce.facts);
@@ -201,7 +207,8 @@ async function saleDecidedAtOnce(
     (decision.commission?.amountCents ?? null) !== written.commissionCents
   ) {
     // Never expected (`sale-at-once.test.ts`): the rules in the database and in TypeScript disagree. The sale
-    // is stored; the request fails rather than answer what was not written.
+    // is stored; the request fails rather than answer what was not written (with the key's notice, as ever).
+    onDecided(decision, true);
     log.error("the database decided the sale otherwise than the rules", undefined, {
       sale_id: written.saleId,
       outcome: decision.outcome,

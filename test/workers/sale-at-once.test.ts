@@ -11,6 +11,7 @@ import { commissionAmount } from "../../lib/commissions/commission-policy.ts";
 import { createLogger } from "../../lib/log.ts";
 import type { Currency } from "../../lib/money.ts";
 import { recordSale } from "../../lib/sales/record-sale.ts";
+import { saleAtOnceSent, saleAtOnceValues } from "../../lib/tracking/sale/sale-at-once.ts";
 import type { SaleRequest } from "../../lib/tracking/sale/sale-request.ts";
 import type { CommissionType } from "../../schema/index.ts";
 import { commissionRules, programApiKeys, programPartners, programs } from "../../schema/index.ts";
@@ -355,4 +356,38 @@ describe("commission amounts: the database's rounding is the rules'", () => {
       );
     });
   }
+});
+
+describe("sales decided at once in one batch (record_sales_at_once)", () => {
+  it("run in the order of the partners they credit, each answered as its own item", async () => {
+    const p = await createProgram();
+    const [lower, higher] = [...p.partnerIds].sort((a, b) => a - b) as [number, number];
+    const linkOf = (partnerId: number) => p.links[p.partnerIds.indexOf(partnerId)];
+    // Sent higher partner first: the batch runs the lower partner's sale first (its sale id is the smaller).
+    const clicks = [await click(p, linkOf(higher)), await click(p, linkOf(lower))];
+    const keyHash = await sha256Hex(p.apiKey);
+    const now = new Date();
+    const ids = clicks.map(() => txn());
+    const { rows } = await db.execute<{ batch_item: number; sale_written: boolean; sale_id: string }>(
+      saleAtOnceSent.batch.call(
+        clicks.map((clickId, i) =>
+          saleAtOnceValues({
+            keyHash,
+            body: { transaction_id: ids[i]!, amount_cents: 1000, click_id: clickId } as never,
+            currency: "USD",
+            now,
+          }),
+        ),
+      ),
+    );
+    expect(rows.map((row) => [Number(row.batch_item), row.sale_written])).toEqual([
+      [1, true],
+      [0, true],
+    ]);
+    const sales = await salesOf(p.programId);
+    expect(sales.map((s) => [s.processorEventId, s.partnerId])).toEqual([
+      [ids[1], lower],
+      [ids[0], higher],
+    ]);
+  });
 });

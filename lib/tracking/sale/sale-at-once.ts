@@ -1,10 +1,14 @@
+import { sql } from "drizzle-orm";
+import { alias } from "drizzle-orm/pg-core";
 import { commissions } from "../../../schema/commissions.ts";
-import { saleEvents } from "../../../schema/events.ts";
+import { customers } from "../../../schema/customers.ts";
+import { clickEvents, saleEvents } from "../../../schema/events.ts";
 import type { Database } from "../../db/client.ts";
 import { fromDriver, fromDriverOrNull } from "../../db/columns.ts";
 import type { Sending } from "../../db/group-committed-statement.ts";
 import { groupCommittedWrite } from "../../db/group-committed-write.ts";
-import { keptPlanProcedure } from "../../db/kept-plan-procedure.ts";
+import { keptPlanStatement } from "../../db/kept-plan.ts";
+import { keptPlanProcedure, type ProcedureValues } from "../../db/kept-plan-procedure.ts";
 import { wellFormedJson } from "../../db/well-formed-json.ts";
 import { type Currency, currencyExponents } from "../../money.ts";
 import { liveNamespace } from "../../sales/payment-namespace.ts";
@@ -12,6 +16,7 @@ import type { SaleFacts } from "./decide-sale.ts";
 import type { SaleRequest } from "./sale-request.ts";
 import {
   customerWrites,
+  keyProgram,
   SALE_VALUES,
   type SaleFactsRow,
   saleCommissionCredit,
@@ -244,15 +249,46 @@ type SaleAtOnceRow = {
   commission_cents: unknown;
 } & { [Column in keyof SaleFactsRow as `facts_${Column}`]: SaleFactsRow[Column] };
 
+const k = alias(clickEvents, "k");
+const o = alias(clickEvents, "o");
+const c = alias(customers, "c");
+
+/**
+ * The partner a sale decided at once would credit, as far as its key, `customer_key` and `click_id` tell (the
+ * customer's, else the click's visitor's original click's): the order in which a batch of them runs, so that
+ * it locks partners' balances in the order every write batch does (`write_sales` and `write_refunds` sort by
+ * partner). Two batches taking two partners' balances in opposite orders deadlock: PostgreSQL ends it after
+ * `deadlock_timeout` (1 s), rolling one item back. A guess that misses (a customer whose partner is not its
+ * click's) costs only that order.
+ */
+export const saleLockOrder = keptPlanStatement({
+  functionName: "sale_lock_order",
+  names: ["keyHash", "customerKey", "clickId"],
+  parameterTypes: { keyHash: "text", customerKey: "text", clickId: "text" },
+  returns: [["partner_id", "integer"]],
+  build: (q) => sql`
+    select coalesce(
+      (select ${c.partnerId} from ${customers} ${c}
+       where ${c.customerKey} = ${q.customerKey}::text and ${c.programId} = ${keyProgram(q.keyHash)}),
+      (select coalesce(${o.partnerId}, ${k.partnerId}) from ${clickEvents} ${k}
+       left join ${clickEvents} ${o} on ${o.clickId} = ${k.visitorClickId}
+       where ${k.clickId} = ${q.clickId}::text)) as partner_id`,
+});
+
+const valueAt = (item: string, name: (typeof NAMES)[number]) => `${item}->0->>${NAMES.indexOf(name)}`;
+
 /**
  * The procedure through the isolate's group commit: sales arriving together go as one call of
- * `record_sales_at_once`, each in a subtransaction of its own (`kept-plan-write-batch.ts`). Their partners are
- * not known before the read, so the batch takes them in the order the sales came.
+ * `record_sales_at_once`, each in a subtransaction of its own (`kept-plan-write-batch.ts`), in the order of
+ * the partners they would credit (`sale_lock_order`), which the worker does not know before the read.
  */
 export const saleAtOnceSent = groupCommittedWrite<typeof saleAtOnce, SaleAtOnceRow>({
   functionName: "record_sales_at_once",
   sequence: saleAtOnce,
   what: "the sale decided and written at once",
+  lockOrder: (item) =>
+    `(SELECT guess.partner_id FROM ${saleLockOrder.functionName}(${valueAt(item, "key_hash")}, ` +
+    `${valueAt(item, "customer_key")}, ${valueAt(item, "click_id")}) guess)`,
 });
 
 /** Whether the database may decide the sale: a live sale with its id and amount, in a supported currency. */
@@ -269,39 +305,39 @@ export interface SaleAtOnce {
   written: { saleId: number; commissionId: number | null; commissionCents: number | null } | null;
 }
 
+/** The procedure's values for a sale. */
+export function saleAtOnceValues(input: SaleAtOnceInput): ProcedureValues<typeof NAMES> {
+  const { body, now } = input;
+  return {
+    key_hash: input.keyHash,
+    transaction_id: body.transaction_id,
+    customer_key: body.customer_key ?? null,
+    click_id: body.click_id ?? null,
+    product_id: body.product_id ?? null,
+    amount_cents: body.amount_cents,
+    tax_cents: body.tax_cents ?? null,
+    currency: input.currency,
+    currency_exponent: currencyExponents[input.currency],
+    sale_type: body.sale_type ?? "payment",
+    line_items: body.line_items == null ? null : wellFormedJson(body.line_items),
+    is_recurring: body.is_recurring ?? false,
+    subscription_id: body.subscription_id ?? null,
+    subscription_interval: body.subscription_interval ?? null,
+    occurred_at: body.occurred_at ? new Date(body.occurred_at).toISOString() : null,
+    provider: body.provider ?? null,
+    provider_payment_id: body.provider_payment_id ?? null,
+    livemode: body.livemode ?? null,
+    now_at: now.toISOString(),
+  };
+}
+
 /** One round trip: the sale written, or the facts it was read with. */
 export async function recordSaleAtOnce(
   db: Database,
   input: SaleAtOnceInput,
   sending?: Sending,
 ): Promise<SaleAtOnce> {
-  const { body, now } = input;
-  const row = await saleAtOnceSent.send(
-    db,
-    {
-      key_hash: input.keyHash,
-      transaction_id: body.transaction_id,
-      customer_key: body.customer_key ?? null,
-      click_id: body.click_id ?? null,
-      product_id: body.product_id ?? null,
-      amount_cents: body.amount_cents,
-      tax_cents: body.tax_cents ?? null,
-      currency: input.currency,
-      currency_exponent: currencyExponents[input.currency],
-      sale_type: body.sale_type ?? "payment",
-      line_items: body.line_items == null ? null : wellFormedJson(body.line_items),
-      is_recurring: body.is_recurring ?? false,
-      subscription_id: body.subscription_id ?? null,
-      subscription_interval: body.subscription_interval ?? null,
-      occurred_at: body.occurred_at ? new Date(body.occurred_at).toISOString() : null,
-      provider: body.provider ?? null,
-      provider_payment_id: body.provider_payment_id ?? null,
-      livemode: body.livemode ?? null,
-      now_at: now.toISOString(),
-    },
-    0,
-    sending,
-  );
+  const row = await saleAtOnceSent.send(db, saleAtOnceValues(input), 0, sending);
   const facts = saleFactsFromRow({
     key: row.facts_key,
     program: row.facts_program,

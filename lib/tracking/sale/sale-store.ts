@@ -72,7 +72,7 @@ const k = alias(clickEvents, "k");
 const o = alias(clickEvents, "o");
 
 /** The program of the key whose hash is given (revoked keys name none), as a scalar subquery. */
-function keyProgram(keyHash: Placeholder): SQL {
+export function keyProgram(keyHash: Placeholder): SQL {
   const ak = programApiKeys;
   return sql`(select ${ak.programId} from ${ak} where ${ak.keyHash} = ${keyHash}::text and ${ak.revokedAt} is null)`;
 }
