@@ -4,6 +4,7 @@ import type { KeptPlanProcedure } from "./db/kept-plan-procedure.ts";
 import type { KeptPlanSequence } from "./db/kept-plan-sequence.ts";
 import type { BatchableWrite, KeptPlanWriteBatch } from "./db/kept-plan-write-batch.ts";
 import { readinessFactsStatement } from "./readiness/readiness-store.ts";
+import { refundAtOnce, refundAtOnceSent, refundLockOrder } from "./refunds/refund-at-once.ts";
 import {
   deductionStatement,
   recordRefundStatement,
@@ -74,6 +75,7 @@ export const keptPlanStatements: readonly KeptPlanStatement<readonly string[]>[]
   refundNotificationsStatement,
   readinessFactsStatement,
   saleLockOrder,
+  refundLockOrder,
 ];
 
 /** Every sequence of kept-plan statements run as one PL/pgSQL function (`keptPlanSequence`), likewise. */
@@ -99,7 +101,8 @@ export const keptPlanWriteBatches: readonly KeptPlanWriteBatch<BatchableWrite>[]
   saleWriteSent.batch,
   refundWriteSent.batch,
   saleAtOnceSent.batch,
+  refundAtOnceSent.batch,
 ];
 
 /** Every PL/pgSQL function written as such (`keptPlanProcedure`), likewise. */
-export const keptPlanProcedures: readonly KeptPlanProcedure<readonly string[]>[] = [saleAtOnce];
+export const keptPlanProcedures: readonly KeptPlanProcedure<readonly string[]>[] = [saleAtOnce, refundAtOnce];

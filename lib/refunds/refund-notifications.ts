@@ -7,6 +7,9 @@ import type { NotificationMessage } from "../notifications/message.ts";
  */
 export type RefundNotification = Omit<NotificationMessage, "dedupe_key">;
 
+/** What the advertiser's notification of a paid-out commission's refund asks. */
+export const PAID_OUT_REVIEW_ACTION = "Review this paid-out commission manually.";
+
 /**
  * After a commission transition: an in-app notification to the partner, and a manual-review warning to
  * the advertiser when the commission had been paid out.
@@ -47,7 +50,7 @@ export function refundNotifications(input: {
       payload: {
         ...payload,
         partner_id: input.partnerId,
-        action: "Review this paid-out commission manually.",
+        action: PAID_OUT_REVIEW_ACTION,
       },
     });
   }

@@ -1,8 +1,9 @@
 /**
  * The group commit (`lib/db/group-commit.ts`) in the Workers runtime: clicks (`record_clicks`), the reads of
  * leads, sales and refunds, and the writes of server leads, provisional browser leads, sales and refunds
- * (`write_leads`, `write_provisional_leads`, `write_sales`, `write_refunds`, and `record_sales_at_once` for a
- * sale the database decides, each write in a subtransaction of its own) that reach one isolate while their kind is on its
+ * (`write_leads`, `write_provisional_leads`, `write_sales`, `write_refunds`, and `record_sales_at_once` and
+ * `record_refunds_at_once` for a sale or a refund the database decides, each write in a subtransaction of its
+ * own) that reach one isolate while their kind is on its
  * way to the database go together, as one statement. Each must be answered as it would be alone, each accepted
  * event recorded once, a batch the database refuses must cost nothing, and a batch whose answer is lost must
  * fail its requests as a lone write's loss does, never writing twice.
@@ -48,7 +49,7 @@ beforeAll(async () => {
       const read = /^select \* from (read_\w+_batch)\(/.exec(query)?.[1];
       if (read) readBatches[read] = (readBatches[read] ?? 0) + 1;
       const write =
-        /^select \* from (write_leads|write_provisional_leads|write_sales|write_refunds|record_sales_at_once)\(/.exec(
+        /^select \* from (write_leads|write_provisional_leads|write_sales|write_refunds|record_sales_at_once|record_refunds_at_once)\(/.exec(
           query,
         )?.[1];
       if (write) writeBatches[write] = (writeBatches[write] ?? 0) + 1;
@@ -297,11 +298,11 @@ describe("leads, sales and refunds arriving together (local stack)", () => {
     );
     expect(refunds.map((a) => [a.status, a.body.success])).toEqual(clickIds.map(() => [200, true]));
 
-    for (const read of ["read_lead_facts_batch", "read_refund_and_repeats_batch"]) {
+    for (const read of ["read_lead_facts_batch"]) {
       expect((readBatches[read] ?? 0) - (before[read] ?? 0), read).toBeGreaterThan(0);
     }
-    // A sale the database decides is read, decided and written by one call (`record_sales_at_once`).
-    for (const write of ["write_leads", "record_sales_at_once", "write_refunds"]) {
+    // A sale or a refund the database decides is read, decided and written by one call.
+    for (const write of ["write_leads", "record_sales_at_once", "record_refunds_at_once"]) {
       expect((writeBatches[write] ?? 0) - (writesBefore[write] ?? 0), write).toBeGreaterThan(0);
     }
     // Each sale once, each with its one commission, each refunded once (100 of 10,000 cents).
@@ -404,7 +405,7 @@ const internalError = (message: string) => ({
   error: { status: 500, name: "InternalServerError", message, details: {}, code: "internal_error" },
 });
 
-describe("writes of sales and refunds arriving together (write_sales, write_refunds; local stack)", () => {
+describe("writes of sales and refunds arriving together (record_sales_at_once, record_refunds_at_once; local stack)", () => {
   it("the same sale sent eight times at once: one recorded, seven answered 409 with its id, one row", async () => {
     const run = crypto.randomUUID().slice(0, 8);
     const clickId = (await click({ affiliate_url: url(program.active_links[0]) })).body.click_id as string;
@@ -436,7 +437,7 @@ describe("writes of sales and refunds arriving together (write_sales, write_refu
   it("the same refund_id eight times at once: applied once, skipped seven times; ten refunds of one sale all add up", async () => {
     const run = crypto.randomUUID().slice(0, 8);
     const [transactionId] = await salesOnNewClicks(run, 1);
-    const before = writeBatches.write_refunds ?? 0;
+    const before = writeBatches.record_refunds_at_once ?? 0;
     const same = { transaction_id: transactionId, refund_amount_cents: 1_000, refund_id: `same-${run}` };
     const answers = await Promise.all(Array.from({ length: 8 }, () => refund(same)));
     expect(answers.map((a) => a.status)).toEqual(answers.map(() => 200));
@@ -448,17 +449,18 @@ describe("writes of sales and refunds arriving together (write_sales, write_refu
         refund({ transaction_id: transactionId, refund_amount_cents: 100, refund_id: `each-${run}-${i}` }),
       ),
     );
-    // Refunds of one sale in one batch: the first applies, each later one fails its guard (the sale's refunded
-    // amount changed since its read) alone and is re-read and retried, as when sent alone.
+    // Refunds of one sale in one batch: each reads the sale as the items before it left it, in the database,
+    // and applies; one that fails its guard all the same (a refund outside the batch) is rolled back alone and
+    // read, decided and written the usual way, as when sent alone.
     expect(each.map((a) => [a.status, a.body.status])).toEqual(each.map(() => [200, "refunded"]));
     const rows = await refundsOf(transactionId as string);
     expect(rows).toHaveLength(11);
     expect(rows[0]?.refunded_cents).toBe("2000");
-    expect(writeBatches.write_refunds ?? 0).toBeGreaterThan(before);
+    expect(writeBatches.record_refunds_at_once ?? 0).toBeGreaterThan(before);
     await expectBalancesMatchLedger();
   });
 
-  it("repeats by amount at once, through batched reads: an amount applied under a refund_id is skipped, a new one applied once", async () => {
+  it("repeats by amount at once, in batches: an amount applied under a refund_id is skipped, a new one applied once", async () => {
     const run = crypto.randomUUID().slice(0, 8);
     const [transactionId] = await salesOnNewClicks(run, 1);
     // A key of its own: the refunds here would take the program key past its 120 a minute, which the later
@@ -472,7 +474,7 @@ describe("writes of sales and refunds arriving together (write_sales, write_refu
       post("/api/v1/track/refund", body, { Authorization: `Bearer ${ownKey.key}` });
     const keyed = { transaction_id: transactionId, refund_amount_cents: 700, refund_id: `keyed-${run}` };
     expect((await refundWithOwnKey(keyed)).body).toMatchObject({ status: "refunded" });
-    const readsBefore = readBatches.read_refund_and_repeats_batch ?? 0;
+    const batchesBefore = writeBatches.record_refunds_at_once ?? 0;
     const byKeyedAmount = { transaction_id: transactionId, refund_amount_cents: 700 };
     const byNewAmount = { transaction_id: transactionId, refund_amount_cents: 300 };
     const answers = await Promise.all(
@@ -492,7 +494,7 @@ describe("writes of sales and refunds arriving together (write_sales, write_refu
     const rows = await refundsOf(transactionId as string);
     expect(rows.map((r) => r.amount_cents)).toEqual(["700", "300"]);
     expect(rows[0]?.refunded_cents).toBe("1000");
-    expect(readBatches.read_refund_and_repeats_batch ?? 0).toBeGreaterThan(readsBefore);
+    expect(writeBatches.record_refunds_at_once ?? 0).toBeGreaterThan(batchesBefore);
     await expectBalancesMatchLedger();
   });
 
@@ -509,7 +511,7 @@ describe("writes of sales and refunds arriving together (write_sales, write_refu
     await stack.sql.query(
       `create trigger refuse_${run} before insert on notifications for each row execute function refuse_${run}()`,
     );
-    const before = writeBatches.write_refunds ?? 0;
+    const before = writeBatches.record_refunds_at_once ?? 0;
     try {
       // The refused one last: the first refund goes alone, the rest arrive while it is on its way.
       const answers = await Promise.all(
@@ -522,7 +524,7 @@ describe("writes of sales and refunds arriving together (write_sales, write_refu
           }),
         ),
       );
-      expect(writeBatches.write_refunds ?? 0).toBeGreaterThan(before);
+      expect(writeBatches.record_refunds_at_once ?? 0).toBeGreaterThan(before);
       const last = answers.pop();
       expect(last).toEqual({ status: 500, body: internalError("Refund tracking failed") });
       expect(answers.map((a) => [a.status, a.body.status])).toEqual(answers.map(() => [200, "refunded"]));
@@ -541,7 +543,12 @@ describe("writes of sales and refunds arriving together (write_sales, write_refu
   it("a batch the database refuses whole is sent again, each write alone: every one applied once", async () => {
     const run = crypto.randomUUID().slice(0, 8);
     const transactions = await salesOnNewClicks(run, 8);
-    stack.sql.faults.arm(UNSCOPED, { mode: "error", match: "write_refunds(", code: "40P01", times: 1 });
+    stack.sql.faults.arm(UNSCOPED, {
+      mode: "error",
+      match: "record_refunds_at_once(",
+      code: "40P01",
+      times: 1,
+    });
     const answers = await Promise.all(
       transactions.map((transaction_id, i) =>
         refund({ transaction_id, refund_amount_cents: 300, refund_id: `w-${run}-${i}` }),

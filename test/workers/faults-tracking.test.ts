@@ -1,6 +1,6 @@
 import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import { notifications, refunds } from "../../schema/index.ts";
+import { notifications, programs, refunds } from "../../schema/index.ts";
 import { faultCases, withFault } from "./fault-cases.ts";
 import { useFaultSwitch } from "./fault-switch.ts";
 import { createProgram, db, type ProgramFixture, postJson } from "./harness.ts";
@@ -12,12 +12,18 @@ import { click, commissionsOf, sale, salesOf, txn } from "./sale-harness.ts";
 /**
  * Injected faults (README "Injected faults"): every database round trip of sale, refund and lead fails in
  * turn, as an error, a timeout or a lost answer (the write committed, the answer never came back). Each
- * time: the spec's 500, nothing half-written, a retry gets the spec's answer, and the books balance.
+ * time: the spec's 500 (or, where the database refused a sale or a refund it was deciding at once, the same
+ * request decided anew the usual way), nothing half-written, a retry gets the spec's answer, and the books
+ * balance. A sale the database leaves to the rules is read and written the usual way: its two round trips fail
+ * in turn too.
  */
 const faults = useFaultSwitch();
 
-/** The round trips of each request when it succeeds (DESIGN.md section 2 budget; asserted below). */
-const ROUND_TRIPS = { sale: 2, refund: 2, lead: 2 } as const;
+/**
+ * The round trips of each request when it succeeds (DESIGN.md section 2 budget; asserted below): a sale and a
+ * refund the database decides at once make one, a sale left to the rules two (`saleLeftToTheRules`).
+ */
+const ROUND_TRIPS = { sale: 1, saleLeftToTheRules: 2, refund: 1, lead: 2 } as const;
 
 function notificationsOf(programId: number) {
   return db.select().from(notifications).where(eq(notifications.programId, programId));
@@ -39,6 +45,18 @@ async function expectBooksBalance(p: ProgramFixture): Promise<void> {
   for (const partner of p.partnerIds) await expectBalanceMatchesLedger(p.programId, partner);
 }
 
+/**
+ * A program whose sales the database leaves to the rules once the customer has its first commission (a
+ * recurring period that ends), with such a customer's click: its sales are read and written the usual way.
+ */
+async function customerLeftToTheRules(): Promise<{ p: ProgramFixture; clickId: string }> {
+  const p = await createProgram({ commissionType: "recurring_percent", commissionRate: "10" });
+  await db.update(programs).set({ durationMonths: 12 }).where(eq(programs.id, p.programId));
+  const clickId = await click(p);
+  expect((await sale(p, { transaction_id: txn(), amount_cents: 5000, click_id: clickId })).status).toBe(200);
+  return { p, clickId };
+}
+
 describe("injected faults: the round trips each request makes when nothing fails", () => {
   it("sale, refund and lead make their budgeted round trips (the ordinals the matrix iterates)", async () => {
     const p = await createProgram();
@@ -48,6 +66,12 @@ describe("injected faults: the round trips each request makes when nothing fails
         sale(p, { transaction_id: txn(), amount_cents: 1000, click_id: clickId }),
       ),
     ).toBe(ROUND_TRIPS.sale);
+    const left = await customerLeftToTheRules();
+    expect(
+      await faults.roundTripsOf(() =>
+        sale(left.p, { transaction_id: txn(), amount_cents: 1000, click_id: left.clickId }),
+      ),
+    ).toBe(ROUND_TRIPS.saleLeftToTheRules);
     const s = await trackedSale(p, 1000);
     expect(
       await faults.roundTripsOf(() =>
@@ -63,38 +87,33 @@ describe("injected faults: the round trips each request makes when nothing fails
   });
 });
 
-describe("injected faults: POST /api/v1/track/sale", () => {
+describe("injected faults: POST /api/v1/track/sale, decided at once", () => {
   it.each(faultCases(ROUND_TRIPS.sale))("%s at round trip %i", async (name, ordinal, fault) => {
     const p = await createProgram({ commissionType: "percent", commissionRate: "10" });
     const clickId = await click(p);
     const body = { transaction_id: txn(), amount_cents: 5000, click_id: clickId };
     const response = await withFault(faults, fault, ordinal, () => sale(p, body));
 
-    const written = ordinal === ROUND_TRIPS.sale && (name === "lost answer" || name === "constraint error");
-    const commissionFailed = ordinal === ROUND_TRIPS.sale && name === "constraint error";
-    expect(response.status).toBe(500);
-    expect(response.body).toEqual(
-      internalError(
-        commissionFailed ? "Failed to create commission" : "Sale tracking failed",
-        "internal_error",
-      ),
-    );
-
+    // Refused by the database (the value refused): rolled back, and decided anew the usual way, which the
+    // database takes this time. Lost: committed whole. Otherwise nothing written.
+    const decidedAnew = name === "constraint error";
+    const written = decidedAnew || name === "lost answer";
+    if (decidedAnew) {
+      expect(response.status).toBe(200);
+      expect(response.body).toMatchObject({ success: true, message: "Sale recorded and commission created" });
+    } else {
+      expect(response.status).toBe(500);
+      expect(response.body).toEqual(internalError("Sale tracking failed", "internal_error"));
+    }
     const sales = await salesOf(p.programId);
     const commissions = await commissionsOf(p.programId);
-    if (!written) {
-      expect(sales).toEqual([]);
-      expect(commissions).toEqual([]);
-    } else if (commissionFailed) {
-      // The spec's fallback: the sale is kept (its id consumed), flagged for the scheduled repair.
-      expect(sales).toHaveLength(1);
-      expect(sales[0]).toMatchObject({ needsCommission: true });
-      expect(commissions).toEqual([]);
-    } else {
-      // The write committed whole: sale, commission and credit together.
+    if (written) {
       expect(sales).toHaveLength(1);
       expect(commissions).toHaveLength(1);
       expect(commissions[0]).toMatchObject({ saleId: sales[0]?.id, amountCents: 500 });
+    } else {
+      expect(sales).toEqual([]);
+      expect(commissions).toEqual([]);
     }
     await expectBooksBalance(p);
 
@@ -108,11 +127,73 @@ describe("injected faults: POST /api/v1/track/sale", () => {
       expect(retry.status).toBe(200);
       expect(retry.body).toMatchObject({ success: true, sale_id: expect.any(Number) });
     }
-    if (commissionFailed) await runCron();
     expect(await salesOf(p.programId)).toHaveLength(1);
     expect(await commissionsOf(p.programId)).toHaveLength(1);
     await expectBooksBalance(p);
     expect(await expectBalanceMatchesLedger(p.programId, p.partnerIds[0])).toBe(500);
+  });
+});
+
+describe("injected faults: POST /api/v1/track/sale, left to the rules", () => {
+  it.each(faultCases(ROUND_TRIPS.saleLeftToTheRules))("%s at round trip %i", async (name, ordinal, fault) => {
+    const { p, clickId } = await customerLeftToTheRules();
+    const body = { transaction_id: txn(), amount_cents: 5000, click_id: clickId };
+    const response = await withFault(faults, fault, ordinal, () => sale(p, body));
+
+    // The first round trip is the call that would decide the sale at once and reads it: refused by the
+    // database, the sale is read again and decided the usual way, which the database takes this time.
+    const decidedAnew = ordinal === 1 && name === "constraint error";
+    const written =
+      decidedAnew ||
+      (ordinal === ROUND_TRIPS.saleLeftToTheRules && (name === "lost answer" || name === "constraint error"));
+    const commissionFailed = ordinal === ROUND_TRIPS.saleLeftToTheRules && name === "constraint error";
+    if (decidedAnew) {
+      expect(response.status).toBe(200);
+      expect(response.body).toMatchObject({ success: true, message: "Sale recorded and commission created" });
+    } else {
+      expect(response.status).toBe(500);
+      expect(response.body).toEqual(
+        internalError(
+          commissionFailed ? "Failed to create commission" : "Sale tracking failed",
+          "internal_error",
+        ),
+      );
+    }
+
+    // The customer's first sale, and this one if it was written.
+    const sales = await salesOf(p.programId);
+    const commissions = await commissionsOf(p.programId);
+    const thisSale = sales.filter((s) => s.processorEventId === body.transaction_id);
+    if (!written) {
+      expect(thisSale).toEqual([]);
+      expect(commissions).toHaveLength(1);
+    } else if (commissionFailed) {
+      // The spec's fallback: the sale is kept (its id consumed), flagged for the scheduled repair.
+      expect(thisSale).toHaveLength(1);
+      expect(thisSale[0]).toMatchObject({ needsCommission: true });
+      expect(commissions).toHaveLength(1);
+    } else {
+      // The write committed whole: sale, commission and credit together.
+      expect(thisSale).toHaveLength(1);
+      expect(commissions.filter((c) => c.saleId === thisSale[0]?.id)).toMatchObject([{ amountCents: 500 }]);
+    }
+    await expectBooksBalance(p);
+
+    const retry = await sale(p, body);
+    if (written) {
+      expect(retry.status).toBe(409);
+      expect(retry.body).toMatchObject({
+        error: { code: "duplicate_transaction", details: { sale_id: thisSale[0]?.id } },
+      });
+    } else {
+      expect(retry.status).toBe(200);
+      expect(retry.body).toMatchObject({ success: true, sale_id: expect.any(Number) });
+    }
+    if (commissionFailed) await runCron();
+    expect(await salesOf(p.programId)).toHaveLength(2);
+    expect(await commissionsOf(p.programId)).toHaveLength(2);
+    await expectBooksBalance(p);
+    expect(await expectBalanceMatchesLedger(p.programId, p.partnerIds[0])).toBe(1000);
   });
 });
 
@@ -124,9 +205,17 @@ describe("injected faults: POST /api/v1/track/refund", () => {
     const body = { transaction_id: s.transactionId, refund_amount_cents: 5000, refund_id: `re_${ordinal}` };
     const response = await withFault(faults, fault, ordinal, () => refund(p, body));
 
-    const written = ordinal === ROUND_TRIPS.refund && name === "lost answer";
-    expect(response.status).toBe(500);
-    expect(response.body).toEqual(internalError("Refund tracking failed", "internal_error"));
+    // Refused by the database (the value refused): rolled back, and decided anew the usual way, which the
+    // database takes this time. Lost: committed whole. Otherwise nothing written.
+    const decidedAnew = name === "constraint error";
+    const written = decidedAnew || name === "lost answer";
+    if (decidedAnew) {
+      expect(response.status).toBe(200);
+      expect(response.body).toMatchObject({ success: true, status: "refunded", deductionAmount: 500 });
+    } else {
+      expect(response.status).toBe(500);
+      expect(response.body).toEqual(internalError("Refund tracking failed", "internal_error"));
+    }
     const stored = await db.select().from(refunds).where(eq(refunds.saleId, s.saleId));
     expect(stored).toHaveLength(written ? 1 : 0);
     expect(await commissionRow(s.commissionId!)).toMatchObject({ deductedCents: written ? 500 : 0 });

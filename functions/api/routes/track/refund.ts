@@ -18,6 +18,7 @@ import { requireBearer } from "../../../../lib/http/require-bearer.ts";
 import { sendingOf } from "../../../../lib/http/sending.ts";
 import { rateLimits } from "../../../../lib/ratelimit/policies.ts";
 import { type RefundIntent, repeatOf } from "../../../../lib/refunds/decide-refund.ts";
+import { refundDecidedAtOnce } from "../../../../lib/refunds/refund-at-once.ts";
 import {
   type RefundBody,
   refundResponseBody,
@@ -29,9 +30,9 @@ import {
   RefundResponseSchema,
 } from "../../../../lib/refunds/refund-request.ts";
 import { type RefundPlan, refundSale } from "../../../../lib/refunds/refund-sale.ts";
-import { readRefundFacts } from "../../../../lib/refunds/refund-store.ts";
+import { type RefundRead, readRefundFacts } from "../../../../lib/refunds/refund-store.ts";
 import { firstIssueMessage } from "../../../../lib/validation/first-issue.ts";
-import { assertStorableText, hasNul } from "../../../../lib/validation/storable-text.ts";
+import { assertStorableText, hasNul, unstorableTextIssue } from "../../../../lib/validation/storable-text.ts";
 import { keyRotationNoticeDocumented } from "../../key-rotation-documented.ts";
 
 export const refundRoute = createRoute({
@@ -111,23 +112,49 @@ async function handleRefund(c: Context<AppEnv>) {
   const parsed = raw.ok ? RefundRequestSchema.safeParse(raw.value) : null;
   const repeat =
     parsed?.success && !hasNul(parsed.data.refund_id ?? "") ? repeatOf(refundIntent(parsed.data)) : null;
+  // A NUL cannot be a parameter; such an id matches no sale, and the body check below answers 400.
+  const transactionId =
+    typeof rawTransactionId === "string" && !hasNul(rawTransactionId) ? rawTransactionId.trim() : null;
+  /** The key's record, told before any answer: the limiter's memory of it and the rotation notice. */
+  const checkedKey = (read: RefundRead) => {
+    if (read.key) c.set("authenticatedKeyHash", keyHash);
+    const verdict = evaluateApiKey(header, read.key, now, refundKeyMessages, config.docsUrl);
+    if (!verdict.ok) throw verdict.error;
+    c.set("keyRotation", verdict.rotation ?? undefined);
+    return verdict;
+  };
+
+  // The common refund, decided and written by the database in one round trip (`refund-at-once.ts`); what it
+  // leaves to the rules is decided below on the facts it read, not read again.
+  let firstRead: RefundRead | undefined;
+  if (
+    parsed?.success &&
+    repeat !== null &&
+    transactionId !== null &&
+    keyHash !== "" &&
+    parsed.data.additional_data?.test_mode !== true &&
+    unstorableTextIssue(parsed.data) === null
+  ) {
+    const atOnce = await refundDecidedAtOnce(
+      db,
+      { keyHash, transactionId, intent: refundIntent(parsed.data), now },
+      c.get("log"),
+      sendingOf(c),
+    );
+    if (atOnce?.outcome) {
+      checkedKey(atOnce.read);
+      return c.json(refundResponseBody(atOnce.outcome, c.get("log")), 200);
+    }
+    firstRead = atOnce?.read;
+  }
 
   const result = await refundSale(
     db,
     now,
     async (): Promise<RefundPlan<RefundBody>> => {
-      const read = await readRefundFacts(
-        db,
-        keyHash,
-        // A NUL cannot be a parameter; such an id matches no sale, and the body check below answers 400.
-        typeof rawTransactionId === "string" && !hasNul(rawTransactionId) ? rawTransactionId.trim() : null,
-        repeat,
-        sendingOf(c),
-      );
-      if (read.key) c.set("authenticatedKeyHash", keyHash);
-      const verdict = evaluateApiKey(header, read.key, now, refundKeyMessages, config.docsUrl);
-      if (!verdict.ok) throw verdict.error;
-      c.set("keyRotation", verdict.rotation ?? undefined);
+      const read = firstRead ?? (await readRefundFacts(db, keyHash, transactionId, repeat, sendingOf(c)));
+      firstRead = undefined;
+      const verdict = checkedKey(read);
       if (verdict.isTest) return { answer: { success: true as const, test: true as const } };
 
       if (!parsed) throw badRequest("Malformed JSON in request body");
