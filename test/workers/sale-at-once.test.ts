@@ -55,49 +55,40 @@ async function lead(p: ProgramFixture, body: Record<string, unknown>): Promise<v
   expect(response.status).toBe(200);
 }
 
-async function setClickTime(clickId: string, at: Date): Promise<void> {
+/** Moves the program's latest click to `ms` before the sale's clock (the window's edge). */
+const clickBeforeSale = (ms: number) => async (p: ProgramFixture, now: Date) => {
   await db.execute(
-    sql`update affiliate_click_events set created_at = ${at.toISOString()}::timestamptz where click_id = ${clickId}`,
+    sql`update affiliate_click_events set created_at = ${new Date(now.getTime() - ms).toISOString()}::timestamptz
+        where id = (select max(id) from affiliate_click_events where program_id = ${p.programId})`,
   );
-}
+};
 
 const attributed = async (p: ProgramFixture) => ({ amount_cents: 4999, click_id: await click(p) });
+
+/** A customer's second sale, of `amount` cents: its first (100 cents) made it a customer with a commission. */
+const returningCustomer = (amount: number) => async (p: ProgramFixture) => {
+  const clickId = await click(p);
+  expect((await sale(p, { transaction_id: txn(), amount_cents: 100, click_id: clickId })).status).toBe(200);
+  return { amount_cents: amount, click_id: clickId };
+};
 
 const scenarios: Scenario[] = [
   { name: "a new customer from a click, one-time percent", setup: attributed, roundTrips: 1 },
   {
     name: "a returning customer of a one-time program (no commission)",
-    setup: async (p) => {
-      const clickId = await click(p);
-      expect((await sale(p, { transaction_id: txn(), amount_cents: 100, click_id: clickId })).status).toBe(
-        200,
-      );
-      return { amount_cents: 2500, click_id: clickId };
-    },
+    setup: returningCustomer(2500),
     roundTrips: 1,
   },
   {
     name: "a returning customer of a lifetime recurring program",
     program: { commissionType: "recurring_percent", commissionRate: "12.3456" },
-    setup: async (p) => {
-      const clickId = await click(p);
-      expect((await sale(p, { transaction_id: txn(), amount_cents: 100, click_id: clickId })).status).toBe(
-        200,
-      );
-      return { amount_cents: 2501, click_id: clickId };
-    },
+    setup: returningCustomer(2501),
     roundTrips: 1,
   },
   {
     name: "a returning customer of a 12-month recurring program (left to the rules)",
     program: { commissionType: "recurring_fixed", commissionRate: "3.5", durationMonths: 12 },
-    setup: async (p) => {
-      const clickId = await click(p);
-      expect((await sale(p, { transaction_id: txn(), amount_cents: 100, click_id: clickId })).status).toBe(
-        200,
-      );
-      return { amount_cents: 2501, click_id: clickId };
-    },
+    setup: returningCustomer(2501),
     roundTrips: 2,
   },
   {
@@ -154,27 +145,13 @@ const scenarios: Scenario[] = [
   {
     name: "a click exactly at the window's edge (attributed)",
     setup: attributed,
-    atNow: async (p, now) => {
-      const [row] = await db
-        .execute<{ click_id: string }>(
-          sql`select click_id from affiliate_click_events where program_id = ${p.programId} order by id desc limit 1`,
-        )
-        .then((r) => r.rows);
-      await setClickTime(row!.click_id, new Date(now.getTime() - 60 * dayMs));
-    },
+    atNow: clickBeforeSale(60 * dayMs),
     roundTrips: 1,
   },
   {
     name: "a click 1 ms past the window (not attributed, nothing written)",
     setup: attributed,
-    atNow: async (p, now) => {
-      const [row] = await db
-        .execute<{ click_id: string }>(
-          sql`select click_id from affiliate_click_events where program_id = ${p.programId} order by id desc limit 1`,
-        )
-        .then((r) => r.rows);
-      await setClickTime(row!.click_id, new Date(now.getTime() - 60 * dayMs - 1));
-    },
+    atNow: clickBeforeSale(60 * dayMs + 1),
     roundTrips: 1,
   },
   {
