@@ -2,6 +2,7 @@ import { sql } from "drizzle-orm";
 import { alias } from "drizzle-orm/pg-core";
 import { commissions } from "../../schema/commissions.ts";
 import { saleEvents } from "../../schema/events.ts";
+import { paymentAliases } from "../../schema/payment-aliases.ts";
 import { programApiKeys } from "../../schema/programs.ts";
 import { apiKeyRecordFromRow } from "../auth/program-key.ts";
 import type { Database } from "../db/client.ts";
@@ -171,12 +172,14 @@ export const refundAtOnce = keptPlanProcedure({
 });
 
 const s = alias(saleEvents, "s");
+const x = alias(saleEvents, "x");
+const a = alias(paymentAliases, "a");
 const m = alias(commissions, "m");
 
 /**
- * The partner a refund decided at once would take from, as far as its key and `transaction_id` tell (the
- * commission of the key's program's sale by that id; an id that is another id of the payment tells none): the
- * order a batch of them runs in, as `write_refunds` sorts by partner (see `sale_lock_order`).
+ * The partner a refund decided at once would take from, as its read finds the sale (`read_refund_and_repeats`:
+ * the key's program's sale by that id or another id of the payment, a live sale before a test one): the order
+ * a batch of them runs in, as `write_refunds` sorts by partner (see `sale_lock_order`).
  */
 export const refundLockOrder = keptPlanStatement({
   functionName: "refund_lock_order",
@@ -186,10 +189,18 @@ export const refundLockOrder = keptPlanStatement({
   build: (q) => {
     const k = programApiKeys;
     const keyProgram = sql`(select ${k.programId} from ${k} where ${k.keyHash} = ${q.keyHash}::text and ${k.revokedAt} is null)`;
+    const namespaces = sql`('live', 'test:' || ${keyProgram})`;
     return sql`
     select ${m.partnerId} as partner_id from ${saleEvents} ${s} join ${commissions} ${m} on ${m.saleId} = ${s.id}
-    where ${s.idNamespace} in ('live', 'test:' || ${keyProgram}) and ${s.processorEventId} = ${q.transactionId}::text
-    order by ${m.partnerId} limit 1`;
+    where ${s.programId} = ${keyProgram}
+      and ${s.id} in (
+        select ${x.id} from ${saleEvents} ${x}
+        where ${x.idNamespace} in ${namespaces} and ${x.processorEventId} = ${q.transactionId}::text
+        union all
+        select ${a.saleId} from ${paymentAliases} ${a}
+        where ${a.namespace} in ${namespaces} and ${a.alias} = ${q.transactionId}::text and ${a.saleId} is not null)
+    order by ${s.isTest}, ${s.id}
+    limit 1`;
   },
 });
 
@@ -280,6 +291,8 @@ export async function refundDecidedAtOnce(
   db: Database,
   input: Parameters<typeof refundAtOnceValues>[0],
   log: Logger,
+  /** Told the read of a refund written, before any answer (the route's key notice). */
+  onWritten: (read: RefundRead) => void,
   sending?: Sending,
 ): Promise<{ read: RefundRead; outcome?: RefundOutcome } | undefined> {
   let atOnce: RefundAtOnce;
@@ -292,6 +305,7 @@ export async function refundDecidedAtOnce(
   }
   const { read, written } = atOnce;
   if (!written) return { read };
+  onWritten(read);
   const decision = read.facts ? decideRefund(read.facts, input.intent) : null;
   let outcome: RefundOutcome | null = null;
   if (decision?.outcome === "no_commission" && written.status === "no_commission") {

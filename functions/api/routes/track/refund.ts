@@ -139,12 +139,10 @@ async function handleRefund(c: Context<AppEnv>) {
       db,
       { keyHash, transactionId, intent: refundIntent(parsed.data), now },
       c.get("log"),
+      checkedKey,
       sendingOf(c),
     );
-    if (atOnce?.outcome) {
-      checkedKey(atOnce.read);
-      return c.json(refundResponseBody(atOnce.outcome, c.get("log")), 200);
-    }
+    if (atOnce?.outcome) return c.json(refundResponseBody(atOnce.outcome, c.get("log")), 200);
     firstRead = atOnce?.read;
   }
 
