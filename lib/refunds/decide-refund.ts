@@ -112,6 +112,9 @@ export function repeatOf(intent: RefundIntent): RefundRepeat {
  * decides the target: the commission's total reduction is always `round_half_up(commission * refunded /
  * sale)` (all of it once fully refunded), and each call deducts the difference from what was already
  * deducted, so partial refunds never drift by rounding.
+ *
+ * The common refund's table also runs in the database (`record_refund_at_once`, `refund-at-once.ts`): a change
+ * here goes there too, or makes it leave the case to this function (`refund-at-once.test.ts` compares them).
  */
 export function decideRefund(facts: RefundFacts, intent: RefundIntent): RefundDecision {
   const { sale, commission } = facts;

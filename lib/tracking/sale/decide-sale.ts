@@ -187,6 +187,9 @@ export function testTransactionId(now: Date): string {
 /**
  * The sale rules, in the order the spec's errors are checked: credential, body rules that need the
  * clock, currency, test mode, required fields, duplicate, attribution, window, commission terms.
+ *
+ * The common sale's rules also run in the database (`record_sale_at_once`, `sale-at-once.ts`): a change here
+ * goes there too, or makes it leave the case to this function (`sale-at-once.test.ts` compares the two).
  */
 export function decideSale(input: SaleInput, facts: SaleFacts): SaleDecision {
   const { body, now } = input;
