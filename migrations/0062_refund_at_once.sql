@@ -10,13 +10,13 @@ LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan SET enable_seqscan = o
 BEGIN
   RETURN QUERY
 select "m"."partner_id" as partner_id from "affiliate_sale_events" "s" join "commissions" "m" on "m"."sale_id" = "s"."id"
-    where "s"."program_id" = (select "program_api_keys"."program_id" from "program_api_keys" where "program_api_keys"."key_hash" = $1::text and "program_api_keys"."revoked_at" is null)
-      and "s"."id" in (
-        select "x"."id" from "affiliate_sale_events" "x"
-        where "x"."id_namespace" in ('live', 'test:' || (select "program_api_keys"."program_id" from "program_api_keys" where "program_api_keys"."key_hash" = $1::text and "program_api_keys"."revoked_at" is null)) and "x"."processor_event_id" = $2::text
-        union all
-        select "a"."sale_id" from "payment_aliases" "a"
-        where "a"."namespace" in ('live', 'test:' || (select "program_api_keys"."program_id" from "program_api_keys" where "program_api_keys"."key_hash" = $1::text and "program_api_keys"."revoked_at" is null)) and "a"."alias" = $2::text and "a"."sale_id" is not null)
+    where ("s"."program_id" = (select "program_api_keys"."program_id" from "program_api_keys" where "program_api_keys"."key_hash" = $1::text and "program_api_keys"."revoked_at" is null)) is true
+            and "s"."id" in (
+              select "x"."id" from "affiliate_sale_events" "x"
+              where "x"."id_namespace" in ('live', 'test:' || (select "program_api_keys"."program_id" from "program_api_keys" where "program_api_keys"."key_hash" = $1::text and "program_api_keys"."revoked_at" is null)) and "x"."processor_event_id" = $2::text
+              union all
+              select "a"."sale_id" from "payment_aliases" "a"
+              where "a"."namespace" in ('live', 'test:' || (select "program_api_keys"."program_id" from "program_api_keys" where "program_api_keys"."key_hash" = $1::text and "program_api_keys"."revoked_at" is null)) and "a"."alias" = $2::text and "a"."sale_id" is not null)
     order by "s"."is_test", "s"."id"
     limit 1;
 END;

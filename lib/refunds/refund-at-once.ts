@@ -2,8 +2,6 @@ import { sql } from "drizzle-orm";
 import { alias } from "drizzle-orm/pg-core";
 import { commissions } from "../../schema/commissions.ts";
 import { saleEvents } from "../../schema/events.ts";
-import { paymentAliases } from "../../schema/payment-aliases.ts";
-import { programApiKeys } from "../../schema/programs.ts";
 import { apiKeyRecordFromRow } from "../auth/program-key.ts";
 import type { Database } from "../db/client.ts";
 import { fromDriverOrNull } from "../db/columns.ts";
@@ -18,12 +16,14 @@ import { decideRefund, type RefundIntent, repeatOf } from "./decide-refund.ts";
 import { PAID_OUT_REVIEW_ACTION } from "./refund-notifications.ts";
 import {
   deductionStatement,
+  keyProgramSaleNamed,
   type RefundRead,
   recordRefundStatement,
   refundCommissionStatement,
   refundFactsFromRow,
   refundFactsStatement,
   refundNotificationsStatement,
+  refundSale,
   refundWebhookStatement,
 } from "./refund-store.ts";
 
@@ -171,9 +171,6 @@ export const refundAtOnce = keptPlanProcedure({
 `,
 });
 
-const s = alias(saleEvents, "s");
-const x = alias(saleEvents, "x");
-const a = alias(paymentAliases, "a");
 const m = alias(commissions, "m");
 
 /**
@@ -186,22 +183,11 @@ export const refundLockOrder = keptPlanStatement({
   names: ["keyHash", "transactionId"],
   parameterTypes: { keyHash: "text", transactionId: "text" },
   returns: [["partner_id", "integer"]],
-  build: (q) => {
-    const k = programApiKeys;
-    const keyProgram = sql`(select ${k.programId} from ${k} where ${k.keyHash} = ${q.keyHash}::text and ${k.revokedAt} is null)`;
-    const namespaces = sql`('live', 'test:' || ${keyProgram})`;
-    return sql`
-    select ${m.partnerId} as partner_id from ${saleEvents} ${s} join ${commissions} ${m} on ${m.saleId} = ${s.id}
-    where ${s.programId} = ${keyProgram}
-      and ${s.id} in (
-        select ${x.id} from ${saleEvents} ${x}
-        where ${x.idNamespace} in ${namespaces} and ${x.processorEventId} = ${q.transactionId}::text
-        union all
-        select ${a.saleId} from ${paymentAliases} ${a}
-        where ${a.namespace} in ${namespaces} and ${a.alias} = ${q.transactionId}::text and ${a.saleId} is not null)
-    order by ${s.isTest}, ${s.id}
-    limit 1`;
-  },
+  build: (q) => sql`
+    select ${m.partnerId} as partner_id from ${saleEvents} ${refundSale} join ${commissions} ${m} on ${m.saleId} = ${refundSale.id}
+    where ${keyProgramSaleNamed(q.keyHash, q.transactionId)}
+    order by ${refundSale.isTest}, ${refundSale.id}
+    limit 1`,
 });
 
 const valueAt = (item: string, name: (typeof NAMES)[number]) => `${item}->0->>${NAMES.indexOf(name)}`;

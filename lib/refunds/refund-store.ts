@@ -138,12 +138,7 @@ export const refundFactsStatement = keptPlanStatement({
     ["sale", "json"],
   ],
   build: (q) => {
-    const k = programApiKeys;
-    const keyProgram = sql`(select ${k.programId} from ${k} where ${k.keyHash} = ${q.keyHash}::text and ${k.revokedAt} is null)`;
     const s = refundSale;
-    const x = alias(saleEvents, "x");
-    const a = alias(paymentAliases, "a");
-    const namespaces = sql`('live', 'test:' || ${keyProgram})`;
     const repeated = appliedRefundsRepeatedBy(sql`${q.repeatKey}::text`, sql`${q.repeatAmountCents}::bigint`);
     return sql`
       select
@@ -152,17 +147,34 @@ export const refundFactsStatement = keptPlanStatement({
           select ${refundFactsColumns(repeated)}
           from ${saleEvents} ${s}
           join ${programs} ${refundProgram} on ${refundProgram.id} = ${s.programId}
-          where ${checkedNotSearched(sql`${s.programId} = ${keyProgram}`)}
-            and ${s.id} in (
-              select ${x.id} from ${saleEvents} ${x}
-              where ${x.idNamespace} in ${namespaces} and ${x.processorEventId} = ${q.transactionId}::text
-              union all
-              select ${a.saleId} from ${paymentAliases} ${a}
-              where ${a.namespace} in ${namespaces} and ${a.alias} = ${q.transactionId}::text and ${a.saleId} is not null)
+          where ${keyProgramSaleNamed(q.keyHash, q.transactionId)}
           order by ${s.isTest}, ${s.id}
           limit 1) part) as sale`;
   },
 });
+
+/**
+ * The condition on the sale `s` (`refundSale`) that it is the key's program's sale named by `transactionId`: its
+ * own id, or another id of the payment (`payment_aliases`), in the live namespace or the key's program's test
+ * one. Order by `s.is_test, s.id` to take a live sale before a test one, as the refund's read does. Shared by
+ * the read and the order of refunds decided at once (`refund_lock_order`).
+ */
+export function keyProgramSaleNamed(keyHash: Placeholder, transactionId: Placeholder): SQL {
+  const k = programApiKeys;
+  const keyProgram = sql`(select ${k.programId} from ${k} where ${k.keyHash} = ${keyHash}::text and ${k.revokedAt} is null)`;
+  const s = refundSale;
+  const x = alias(saleEvents, "x");
+  const a = alias(paymentAliases, "a");
+  const namespaces = sql`('live', 'test:' || ${keyProgram})`;
+  // The text (its line breaks and indentation too) is the body of the migrated `read_refund_and_repeats`.
+  return sql`${checkedNotSearched(sql`${s.programId} = ${keyProgram}`)}
+            and ${s.id} in (
+              select ${x.id} from ${saleEvents} ${x}
+              where ${x.idNamespace} in ${namespaces} and ${x.processorEventId} = ${transactionId}::text
+              union all
+              select ${a.saleId} from ${paymentAliases} ${a}
+              where ${a.namespace} in ${namespaces} and ${a.alias} = ${transactionId}::text and ${a.saleId} is not null)`;
+}
 
 /** The refund's read through the isolate's group commit (`read_refund_and_repeats_batch`, migrations 0051, 0052). */
 export const refundReadSent = groupCommittedStatement<
