@@ -17,6 +17,7 @@ import {
   refundWriteSent,
 } from "./refunds/refund-store.ts";
 import { clickStatement, clickStatementSent } from "./tracking/click/click-store.ts";
+import { leadAtOnce, leadAtOnceSent } from "./tracking/lead/lead-at-once.ts";
 import {
   leadCustomerWrites,
   leadEventInserts,
@@ -102,7 +103,12 @@ export const keptPlanWriteBatches: readonly KeptPlanWriteBatch<BatchableWrite>[]
   refundWriteSent.batch,
   saleAtOnceSent.batch,
   refundAtOnceSent.batch,
+  leadAtOnceSent.batch,
 ];
 
 /** Every PL/pgSQL function written as such (`keptPlanProcedure`), likewise. */
-export const keptPlanProcedures: readonly KeptPlanProcedure<readonly string[]>[] = [saleAtOnce, refundAtOnce];
+export const keptPlanProcedures: readonly KeptPlanProcedure<readonly string[]>[] = [
+  saleAtOnce,
+  refundAtOnce,
+  leadAtOnce,
+];

@@ -1,6 +1,6 @@
 import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import { notifications, programs, refunds } from "../../schema/index.ts";
+import { customers, notifications, programs, refunds } from "../../schema/index.ts";
 import { faultCases, withFault } from "./fault-cases.ts";
 import { useFaultSwitch } from "./fault-switch.ts";
 import { createProgram, db, type ProgramFixture, postJson } from "./harness.ts";
@@ -12,18 +12,18 @@ import { click, commissionsOf, sale, salesOf, txn } from "./sale-harness.ts";
 /**
  * Injected faults (README "Injected faults"): every database round trip of sale, refund and lead fails in
  * turn, as an error, a timeout or a lost answer (the write committed, the answer never came back). Each
- * time: the spec's 500 (or, where the database refused a sale or a refund it was deciding at once, the same
+ * time: the spec's 500 (or, where the database refused a sale, a refund or a lead it was deciding at once, the same
  * request decided anew the usual way), nothing half-written, a retry gets the spec's answer, and the books
- * balance. A sale the database leaves to the rules is read and written the usual way: its two round trips fail
- * in turn too.
+ * balance. A sale or a lead the database leaves to the rules is read and written the usual way: its two round
+ * trips fail in turn too.
  */
 const faults = useFaultSwitch();
 
 /**
- * The round trips of each request when it succeeds (DESIGN.md section 2 budget; asserted below): a sale and a
- * refund the database decides at once make one, a sale left to the rules two (`saleLeftToTheRules`).
+ * The round trips of each request when it succeeds (DESIGN.md section 2 budget; asserted below): a sale, a
+ * refund and a lead the database decides at once make one, a sale or a lead left to the rules two.
  */
-const ROUND_TRIPS = { sale: 1, saleLeftToTheRules: 2, refund: 1, lead: 2 } as const;
+const ROUND_TRIPS = { sale: 1, saleLeftToTheRules: 2, refund: 1, lead: 1, leadLeftToTheRules: 2 } as const;
 
 function notificationsOf(programId: number) {
   return db.select().from(notifications).where(eq(notifications.programId, programId));
@@ -84,6 +84,12 @@ describe("injected faults: the round trips each request makes when nothing fails
         postJson(leadPath, { click_id: leadClick, customer_key: "c" }, bearer(p.apiKey)),
       ),
     ).toBe(ROUND_TRIPS.lead);
+    await db
+      .insert(customers)
+      .values({ programId: p.programId, partnerId: p.partnerIds[0], customerKey: "k" });
+    expect(await faults.roundTripsOf(() => postJson(leadPath, { customer_key: "k" }, bearer(p.apiKey)))).toBe(
+      ROUND_TRIPS.leadLeftToTheRules,
+    );
   });
 });
 
@@ -242,7 +248,7 @@ describe("injected faults: POST /api/v1/track/refund", () => {
   });
 });
 
-describe("injected faults: POST /api/v1/track/lead", () => {
+describe("injected faults: POST /api/v1/track/lead, decided at once", () => {
   it.each(faultCases(ROUND_TRIPS.lead))("%s at round trip %i", async (name, ordinal, fault) => {
     const p = await createProgram();
     const clickId = await recordClick(p.links[0]);
@@ -251,30 +257,72 @@ describe("injected faults: POST /api/v1/track/lead", () => {
       postJson(leadPath, body, bearer(p.apiKey)),
     );
 
-    const written = ordinal === ROUND_TRIPS.lead && name === "lost answer";
-    expect(response.status).toBe(500);
-    expect(response.body).toEqual(internalError("Lead tracking failed"));
-    expect(await leadEventsOfProgram(p.programId)).toHaveLength(written ? 1 : 0);
-    // The customer is created by the lead's write, with its key: none before, or the settled one.
-    expect(await customersOfProgram(p.programId)).toMatchObject(
-      written ? [{ status: "lead", customerKey: body.customer_key }] : [],
-    );
-
-    // The spec: a retried lead may then answer 400 status-cannot-be-updated (safe to ignore).
-    const retry = await postJson(leadPath, body, bearer(p.apiKey));
-    if (written) {
-      expect(retry.status).toBe(400);
-      expect(retry.body).toMatchObject({
-        data: null,
-        error: { status: 400, message: "Customer status cannot be updated to lead. Current status: lead" },
-      });
+    // Refused by the database (the value refused): rolled back, and decided anew the usual way, which the
+    // database takes this time. Lost: committed whole. Otherwise nothing written.
+    const decidedAnew = name === "constraint error";
+    const written = decidedAnew || name === "lost answer";
+    if (decidedAnew) {
+      expect(response.status).toBe(200);
+      expect(response.body).toEqual({ success: true, message: "Lead recorded" });
     } else {
-      expect(retry.status).toBe(200);
-      expect(retry.body).toMatchObject({ success: true });
+      expect(response.status).toBe(500);
+      expect(response.body).toEqual(internalError("Lead tracking failed"));
     }
-    expect(await leadEventsOfProgram(p.programId)).toHaveLength(1);
-    expect(await customersOfProgram(p.programId)).toMatchObject([
-      { status: "lead", customerKey: body.customer_key },
-    ]);
+    await expectLeadRetried(p, body, written, []);
   });
 });
+
+describe("injected faults: POST /api/v1/track/lead, left to the rules", () => {
+  it.each(faultCases(ROUND_TRIPS.leadLeftToTheRules))("%s at round trip %i", async (name, ordinal, fault) => {
+    // A customer nobody has signed up, named by its customer_key alone: a lead the database leaves to the rules.
+    const p = await createProgram();
+    const clickId = await recordClick(p.links[0]);
+    const body = { customer_key: `cust-${ordinal}`, email: "buyer@example.com" };
+    await db.insert(customers).values({
+      programId: p.programId,
+      partnerId: p.partnerIds[0],
+      clickId,
+      clickedAt: new Date(),
+      customerKey: body.customer_key,
+    });
+    const response = await withFault(faults, fault, ordinal, () =>
+      postJson(leadPath, body, bearer(p.apiKey)),
+    );
+
+    // Not the database's to decide (no click named): read, then written the usual way. Lost: committed whole.
+    const written = ordinal === ROUND_TRIPS.leadLeftToTheRules && name === "lost answer";
+    expect(response.status).toBe(500);
+    expect(response.body).toEqual(internalError("Lead tracking failed"));
+    await expectLeadRetried(p, body, written, [{ status: "clicked" }]);
+  });
+});
+
+/**
+ * The lead's event and its customer's key, written or not; then the same lead sent again: a written lead
+ * answers 400 (the spec: a retried lead may answer status-cannot-be-updated, safe to ignore), one that was not
+ * is written now.
+ */
+async function expectLeadRetried(
+  p: ProgramFixture,
+  body: { customer_key: string },
+  written: boolean,
+  /** The program's customers before the lead. */
+  before: { status: "clicked" }[],
+): Promise<void> {
+  const settled = { status: "lead", customerKey: body.customer_key };
+  expect(await leadEventsOfProgram(p.programId)).toHaveLength(written ? 1 : 0);
+  expect(await customersOfProgram(p.programId)).toMatchObject(written ? [settled] : before);
+  const retry = await postJson(leadPath, body, bearer(p.apiKey));
+  if (written) {
+    expect(retry.status).toBe(400);
+    expect(retry.body).toMatchObject({
+      data: null,
+      error: { status: 400, message: "Customer status cannot be updated to lead. Current status: lead" },
+    });
+  } else {
+    expect(retry.status).toBe(200);
+    expect(retry.body).toMatchObject({ success: true });
+  }
+  expect(await leadEventsOfProgram(p.programId)).toHaveLength(1);
+  expect(await customersOfProgram(p.programId)).toMatchObject([settled]);
+}

@@ -35,7 +35,7 @@ export interface LeadRead {
 
 type CustomerRow = { id: number; status: CustomerStatus; partner_id: number | null; click_id: string | null };
 
-type LeadRow = {
+export type LeadRow = {
   api_key: {
     program_id: number;
     is_test: boolean;
@@ -136,10 +136,14 @@ export const leadReadSent = groupCommittedStatement<typeof leadFactsStatement.na
  * programs involved. Nothing is written here.
  */
 export async function readLeadFacts(db: Database, r: LeadRead, sending?: Sending): Promise<LeadFacts> {
+  return leadFactsFromRow(await leadReadSent.send(db, r, sending));
+}
+
+/** The lead read's row (or the same facts answered by `record_lead_at_once`) as the rules take it. */
+export function leadFactsFromRow(row: LeadRow): LeadFacts {
   const k = clickEvents;
   const c = customers;
   const p = programs;
-  const row = await leadReadSent.send(db, r, sending);
   const customer = (row: CustomerRow | null): LeadCustomerFact | null =>
     row && {
       id: fromDriver(c.id, row.id),

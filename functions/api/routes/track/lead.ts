@@ -21,8 +21,11 @@ import { preflightRateLimitHeaders, rateLimit } from "../../../../lib/http/rate-
 import { sendingOf } from "../../../../lib/http/sending.ts";
 import { rateLimits } from "../../../../lib/ratelimit/policies.ts";
 import { storedEmail } from "../../../../lib/tracking/email.ts";
+import { leadDecidedAtOnce, leadMayBeDecidedAtOnce } from "../../../../lib/tracking/lead/lead-at-once.ts";
 import {
   decideLead,
+  type LeadDecision,
+  type LeadFacts,
   type LeadIntent,
   precheckLead,
   testLeadBody,
@@ -120,22 +123,39 @@ export function registerLead(app: OpenAPIHono<AppEnv>): void {
             c.req.header("User-Agent")?.slice(0, 512) ?? null,
           );
 
+    /** The decision's key notice and CORS origins set; a refusal thrown. */
+    const decided = <Decision extends LeadDecision>(decision: Decision) => {
+      c.set("keyRotation", decision.rotation ?? undefined);
+      if (decision.allowedOrigins) c.set("corsAllowedOrigins", decision.allowedOrigins);
+      if (decision.outcome === "refused") throw leadRefusalError(decision.refusal, config.docsUrl);
+      return decision as Exclude<Decision, { outcome: "refused" }>;
+    };
+
+    // The common lead, decided and written by the database in one round trip (`lead-at-once.ts`); what it
+    // leaves to the rules is decided below on the facts it read, not read again.
+    let factsRead: LeadFacts | undefined;
+    if (leadMayBeDecidedAtOnce(intent)) {
+      const atOnce = await leadDecidedAtOnce(db, { intent, keyHash, device }, c.get("log"), sendingOf(c));
+      if (atOnce && "decision" in atOnce) return c.json(decided(atOnce.decision).body, 200);
+      factsRead = atOnce?.facts;
+    }
+
     const response: LeadResponse = await withConflictRetry(
       async () => {
-        const facts = await readLeadFacts(
-          db,
-          {
-            keyHash,
-            clickId: intent.clickId,
-            customerKey: intent.customerKey,
-            explicitProgramId: intent.eventProgramId ?? intent.requestedProgramId,
-          },
-          sendingOf(c),
-        );
-        const decision = decideLead(intent, facts);
-        c.set("keyRotation", decision.rotation ?? undefined);
-        if (decision.allowedOrigins) c.set("corsAllowedOrigins", decision.allowedOrigins);
-        if (decision.outcome === "refused") throw leadRefusalError(decision.refusal, config.docsUrl);
+        const facts =
+          factsRead ??
+          (await readLeadFacts(
+            db,
+            {
+              keyHash,
+              clickId: intent.clickId,
+              customerKey: intent.customerKey,
+              explicitProgramId: intent.eventProgramId ?? intent.requestedProgramId,
+            },
+            sendingOf(c),
+          ));
+        factsRead = undefined;
+        const decision = decided(decideLead(intent, facts));
         const { leadEventId } = await writeLead(db, decision.write, device, sendingOf(c));
         return decision.outcome === "test" ? testLeadBody(leadEventId, decision.programId) : decision.body;
       },
