@@ -1,6 +1,6 @@
 import { leadEvents } from "../../../schema/events.ts";
-import { fromDriver } from "../../db/columns.ts";
 import type { Database } from "../../db/client.ts";
+import { fromDriver } from "../../db/columns.ts";
 import { isDeterministicDatabaseError, isRolledBackForAnother, pgErrorOf } from "../../db/errors.ts";
 import type { Sending } from "../../db/group-committed-statement.ts";
 import { groupCommittedWrite } from "../../db/group-committed-write.ts";
@@ -10,11 +10,11 @@ import type { Logger } from "../../log.ts";
 import { provisionalLeadsSettle } from "../settle-provisional-leads.ts";
 import { decideLead, type LeadDecision, type LeadFacts, type LeadIntent } from "./decide-lead.ts";
 import {
+  type LeadRow,
   leadCustomerWrites,
   leadEventInserts,
   leadFactsFromRow,
   leadFactsStatement,
-  type LeadRow,
   provisionalLeadEventInsert,
 } from "./lead-store.ts";
 

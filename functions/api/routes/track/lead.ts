@@ -21,7 +21,6 @@ import { preflightRateLimitHeaders, rateLimit } from "../../../../lib/http/rate-
 import { sendingOf } from "../../../../lib/http/sending.ts";
 import { rateLimits } from "../../../../lib/ratelimit/policies.ts";
 import { storedEmail } from "../../../../lib/tracking/email.ts";
-import { leadDecidedAtOnce, leadMayBeDecidedAtOnce } from "../../../../lib/tracking/lead/lead-at-once.ts";
 import {
   decideLead,
   type LeadDecision,
@@ -30,6 +29,7 @@ import {
   precheckLead,
   testLeadBody,
 } from "../../../../lib/tracking/lead/decide-lead.ts";
+import { leadDecidedAtOnce, leadMayBeDecidedAtOnce } from "../../../../lib/tracking/lead/lead-at-once.ts";
 import { leadRefusalError } from "../../../../lib/tracking/lead/lead-outcome-http.ts";
 import {
   LeadRequestSchema,
