@@ -263,7 +263,9 @@ async function fill(url: string): Promise<void> {
        select 1, 'fill_pi_' || g, 'fill_evt_' || g, 'refund', 're_fill_' || g, 100, 100,
               case when g % 2 = 0 then now() end
        from generate_series(1, ${n}) g`,
-      // Other programs, so that a lookup by program id has a table to choose from.
+      // Other programs of other brands (five each), so that a lookup by program id, or of a brand's programs,
+      // has a table to choose from.
+      `insert into advertisers (name) select 'Fill brand ' || g from generate_series(1, 400) g`,
       await copyProgramSql(client, 2_000),
       // Partners with links, balances and withdrawals spread over those programs.
       `insert into partners (name, email) select 'Fill partner', 'fill-' || g || '@partners.example'
@@ -285,14 +287,23 @@ async function fill(url: string): Promise<void> {
   }
 }
 
-/** `n` copies of demo program 1 (no provider account: that column is unique). */
+/**
+ * `n` copies of demo program 1 (no provider account: that column is unique), spread over the "Fill brand"
+ * advertisers, five programs each: a brand of thousands of programs would make finding its programs a walk.
+ */
 async function copyProgramSql(client: pg.Client, n: number): Promise<string> {
   const columns = await client.query<{ column_name: string }>(
     `select column_name from information_schema.columns
      where table_schema = 'public' and table_name = 'programs' and column_name not in ('id', 'stripe_account_id')`,
   );
-  const list = columns.rows.map((c) => `"${c.column_name}"`).join(", ");
-  return `insert into programs (${list}) select ${list} from programs, generate_series(1, ${n}) where id = 1`;
+  const names = columns.rows.map((c) => `"${c.column_name}"`);
+  const values = names.map((name) =>
+    name === '"advertiser_id"'
+      ? `(select min(id) from advertisers where name like 'Fill brand %') + g % ${Math.ceil(n / 5)}`
+      : name,
+  );
+  return `insert into programs (${names.join(", ")}) select ${values.join(", ")}
+    from programs, generate_series(1, ${n}) g where id = 1`;
 }
 
 interface PlanNode {

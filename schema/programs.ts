@@ -2,6 +2,7 @@ import { sql } from "drizzle-orm";
 import {
   boolean,
   check,
+  index,
   integer,
   numeric,
   pgTable,
@@ -52,6 +53,8 @@ export const programs = pgTable(
   },
   (t) => [
     uniqueIndex(programStripeAccountUniqueIndex).on(t.stripeAccountId),
+    /** A workspace's other programs (a customer key known in another program of the brand) without a walk. */
+    index("programs_advertiser_idx").on(t.advertiserId),
     check("programs_attribution_window_days_range", sql`${t.attributionWindowDays} between 1 and 365`),
     check("programs_commission_rate_positive", sql`${t.commissionRate} > 0`),
     check("programs_duration_months_nonnegative", sql`${t.durationMonths} >= 0`),
