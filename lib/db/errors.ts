@@ -52,6 +52,16 @@ export function isRolledBackForAnother(code: string | undefined): boolean {
 }
 
 /**
+ * The database answered and kept nothing of the write: it refused it (a value refused, a guard or a unique index
+ * that found the state changed) or rolled it back for another. Not a lost answer or an unreachable database,
+ * after which the write may have committed. A request whose write the database decided at once (the sale's,
+ * the refund's, the lead's) is then read, decided and written the usual way.
+ */
+export function isRefusedAndKeptNothing(error: unknown): boolean {
+  return isDeterministicDatabaseError(error) || isRolledBackForAnother(pgErrorOf(error)?.code);
+}
+
+/**
  * Read-decide-write with optimistic concurrency: re-runs the whole attempt when its write batch hit a
  * guard or one of the named unique constraints (a concurrent request got there first), or was rolled back to
  * end a deadlock or a serialization failure (two writers that waited on each other: a sale and a provider

@@ -5,7 +5,7 @@ import { saleEvents } from "../../schema/events.ts";
 import { apiKeyRecordFromRow } from "../auth/program-key.ts";
 import type { Database } from "../db/client.ts";
 import { fromDriverOrNull } from "../db/columns.ts";
-import { isDeterministicDatabaseError, isRolledBackForAnother, pgErrorOf } from "../db/errors.ts";
+import { isRefusedAndKeptNothing } from "../db/errors.ts";
 import type { Sending } from "../db/group-committed-statement.ts";
 import { groupCommittedWrite } from "../db/group-committed-write.ts";
 import { keptPlanStatement } from "../db/kept-plan.ts";
@@ -285,8 +285,7 @@ export async function refundDecidedAtOnce(
   try {
     atOnce = await recordRefundAtOnce(db, input, sending);
   } catch (error) {
-    if (isDeterministicDatabaseError(error) || isRolledBackForAnother(pgErrorOf(error)?.code))
-      return undefined;
+    if (isRefusedAndKeptNothing(error)) return undefined;
     throw error;
   }
   const { read, written } = atOnce;

@@ -3,9 +3,8 @@ import type { Database } from "../db/client.ts";
 import {
   isDeterministicDatabaseError,
   isGuardFailure,
-  isRolledBackForAnother,
+  isRefusedAndKeptNothing,
   isUniqueViolation,
-  pgErrorOf,
   withConflictRetry,
 } from "../db/errors.ts";
 import type { Sending } from "../db/group-committed-statement.ts";
@@ -193,8 +192,7 @@ async function saleDecidedAtOnce(
     // Refused by the database, the write rolled back (its subtransaction): the usual way decides anew. Not a
     // lost answer or the database out of reach, after which the sale may be written: that fails as the usual
     // write's would (500, retryable; the retry's read answers 409 if it was).
-    if (isDeterministicDatabaseError(error) || isRolledBackForAnother(pgErrorOf(error)?.code))
-      return undefined;
+    if (isRefusedAndKeptNothing(error)) return undefined;
     throw error;
   }
   if (!atOnce.written) return { facts: atOnce.facts };

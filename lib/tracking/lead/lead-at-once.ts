@@ -1,7 +1,7 @@
 import { leadEvents } from "../../../schema/events.ts";
 import type { Database } from "../../db/client.ts";
 import { fromDriver } from "../../db/columns.ts";
-import { isDeterministicDatabaseError, isRolledBackForAnother, pgErrorOf } from "../../db/errors.ts";
+import { isRefusedAndKeptNothing } from "../../db/errors.ts";
 import type { Sending } from "../../db/group-committed-statement.ts";
 import { groupCommittedWrite } from "../../db/group-committed-write.ts";
 import { keptPlanProcedure, type ProcedureValues } from "../../db/kept-plan-procedure.ts";
@@ -226,8 +226,7 @@ export async function leadDecidedAtOnce(
   try {
     row = await leadAtOnceSent.send(db, leadAtOnceValues(input), 0, sending);
   } catch (error) {
-    if (isDeterministicDatabaseError(error) || isRolledBackForAnother(pgErrorOf(error)?.code))
-      return undefined;
+    if (isRefusedAndKeptNothing(error)) return undefined;
     throw error;
   }
   const facts = leadFactsFromRow({
