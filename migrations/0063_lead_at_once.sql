@@ -5,7 +5,7 @@
 -- TypeScript. record_leads_at_once runs it per item of the isolate's group commit, each item in a subtransaction
 -- of its own, as write_leads does.
 CREATE OR REPLACE FUNCTION record_leads_at_once(jsonb)
-RETURNS TABLE (batch_item integer, failed_code text, failed_message text, failed_constraint text, lead_written text, lead_event_id bigint, facts_api_key json, facts_click json, facts_customer_by_click json, facts_customer_by_key json, facts_programs json)
+RETURNS TABLE (batch_item integer, failed_code text, failed_message text, failed_constraint text, lead_written text, lead_event_id bigint, lead_partner_id integer, lead_click_id text, promoted_customer_id bigint, facts_api_key json, facts_click json, facts_customer_by_click json, facts_customer_by_key json, facts_programs json)
 LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan AS $kept$
 DECLARE
   item jsonb;
@@ -15,11 +15,11 @@ BEGIN
   FOR item IN SELECT * FROM jsonb_array_elements($1) LOOP
     BEGIN
       SELECT * INTO STRICT written FROM record_lead_at_once(nullif(item->0, 'null'));
-      RETURN QUERY SELECT batch_item, NULL::text, NULL::text, NULL::text, written.lead_written, written.lead_event_id, written.facts_api_key, written.facts_click, written.facts_customer_by_click, written.facts_customer_by_key, written.facts_programs;
+      RETURN QUERY SELECT batch_item, NULL::text, NULL::text, NULL::text, written.lead_written, written.lead_event_id, written.lead_partner_id, written.lead_click_id, written.promoted_customer_id, written.facts_api_key, written.facts_click, written.facts_customer_by_click, written.facts_customer_by_key, written.facts_programs;
     EXCEPTION WHEN OTHERS THEN
       GET STACKED DIAGNOSTICS failed_code = RETURNED_SQLSTATE, failed_message = MESSAGE_TEXT,
                               failed_constraint = CONSTRAINT_NAME;
-      RETURN QUERY SELECT batch_item, failed_code, failed_message, nullif(failed_constraint, ''), NULL::text, NULL::bigint, NULL::json, NULL::json, NULL::json, NULL::json, NULL::json;
+      RETURN QUERY SELECT batch_item, failed_code, failed_message, nullif(failed_constraint, ''), NULL::text, NULL::bigint, NULL::integer, NULL::text, NULL::bigint, NULL::json, NULL::json, NULL::json, NULL::json, NULL::json;
     END;
     batch_item := batch_item + 1;
   END LOOP;
@@ -27,7 +27,7 @@ END;
 $kept$;
 --> statement-breakpoint
 CREATE OR REPLACE FUNCTION record_lead_at_once(jsonb)
-RETURNS TABLE (lead_written text, lead_event_id bigint, facts_api_key json, facts_click json, facts_customer_by_click json, facts_customer_by_key json, facts_programs json)
+RETURNS TABLE (lead_written text, lead_event_id bigint, lead_partner_id integer, lead_click_id text, promoted_customer_id bigint, facts_api_key json, facts_click json, facts_customer_by_click json, facts_customer_by_key json, facts_programs json)
 LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan AS $kept$
 DECLARE
   key_hash text := ($1->>0)::text;
@@ -46,7 +46,6 @@ DECLARE
   key_program_id integer;
   program_id integer;
   partner_id integer;
-  lead_click_id text;
   lead_auth_policy text;
   written record;
 BEGIN
@@ -94,6 +93,7 @@ BEGIN
         program_id, lead_click_id);
       lead_written := 'settled';
     ELSE
+      promoted_customer_id := (customer->>'id')::bigint;
       PERFORM promote_customer_to_lead((customer->>'id')::bigint, customer_key, email_hash,
         email_masked, now_at);
       PERFORM settle_provisional_leads(program_id, lead_click_id, now_at, (customer->>'id')::bigint,
@@ -103,6 +103,7 @@ BEGIN
       lead_written := 'settled';
     END IF;
     lead_event_id := written.id;
+    lead_partner_id := partner_id;
   END;
   RETURN NEXT;
 END;

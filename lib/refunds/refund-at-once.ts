@@ -5,7 +5,7 @@ import { saleEvents } from "../../schema/events.ts";
 import { apiKeyRecordFromRow } from "../auth/program-key.ts";
 import type { Database } from "../db/client.ts";
 import { fromDriverOrNull } from "../db/columns.ts";
-import { isRefusedAndKeptNothing } from "../db/errors.ts";
+import { isRefusedAndKeptNothing, pgErrorOf } from "../db/errors.ts";
 import type { Sending } from "../db/group-committed-statement.ts";
 import { groupCommittedWrite } from "../db/group-committed-write.ts";
 import { keptPlanStatement } from "../db/kept-plan.ts";
@@ -285,8 +285,11 @@ export async function refundDecidedAtOnce(
   try {
     atOnce = await recordRefundAtOnce(db, input, sending);
   } catch (error) {
-    if (isRefusedAndKeptNothing(error)) return undefined;
-    throw error;
+    if (!isRefusedAndKeptNothing(error)) throw error;
+    log.warn("the refund decided at once was refused by the database; decided anew", {
+      pg_code: pgErrorOf(error)?.code,
+    });
+    return undefined;
   }
   const { read, written } = atOnce;
   if (!written) return { read };

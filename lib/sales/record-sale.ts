@@ -5,6 +5,7 @@ import {
   isGuardFailure,
   isRefusedAndKeptNothing,
   isUniqueViolation,
+  pgErrorOf,
   withConflictRetry,
 } from "../db/errors.ts";
 import type { Sending } from "../db/group-committed-statement.ts";
@@ -192,8 +193,11 @@ async function saleDecidedAtOnce(
     // Refused by the database, the write rolled back (its subtransaction): the usual way decides anew. Not a
     // lost answer or the database out of reach, after which the sale may be written: that fails as the usual
     // write's would (500, retryable; the retry's read answers 409 if it was).
-    if (isRefusedAndKeptNothing(error)) return undefined;
-    throw error;
+    if (!isRefusedAndKeptNothing(error)) throw error;
+    log.warn("the sale decided at once was refused by the database; decided anew", {
+      pg_code: pgErrorOf(error)?.code,
+    });
+    return undefined;
   }
   if (!atOnce.written) return { facts: atOnce.facts };
   const decision = decideSale({ header: input.header, body, now }, atOnce.facts);

@@ -1,7 +1,7 @@
 import { leadEvents } from "../../../schema/events.ts";
 import type { Database } from "../../db/client.ts";
 import { fromDriver } from "../../db/columns.ts";
-import { isRefusedAndKeptNothing } from "../../db/errors.ts";
+import { isRefusedAndKeptNothing, pgErrorOf } from "../../db/errors.ts";
 import type { Sending } from "../../db/group-committed-statement.ts";
 import { groupCommittedWrite } from "../../db/group-committed-write.ts";
 import { keptPlanProcedure, type ProcedureValues } from "../../db/kept-plan-procedure.ts";
@@ -88,6 +88,10 @@ export const leadAtOnce = keptPlanProcedure({
   returns: [
     ["lead_written", "text"],
     ["lead_event_id", "bigint"],
+    // What the write named, for the route's check against the rules' decision.
+    ["lead_partner_id", "integer"],
+    ["lead_click_id", "text"],
+    ["promoted_customer_id", "bigint"],
     ...leadFactsStatement.resultColumns.map(([name, type]) => [`facts_${name}`, type] as const),
   ],
   declare: `  facts record;
@@ -95,7 +99,6 @@ export const leadAtOnce = keptPlanProcedure({
   key_program_id integer;
   program_id integer;
   partner_id integer;
-  lead_click_id text;
   lead_auth_policy text;
   written record;
 `,
@@ -149,6 +152,7 @@ export const leadAtOnce = keptPlanProcedure({
         program_id, lead_click_id);
       lead_written := 'settled';
     ELSE
+      promoted_customer_id := (customer->>'id')::bigint;
       PERFORM ${leadCustomerWrites.promote.functionName}((customer->>'id')::bigint, customer_key, email_hash,
         email_masked, now_at);
       PERFORM ${provisionalLeadsSettle.functionName}(program_id, lead_click_id, now_at, (customer->>'id')::bigint,
@@ -158,6 +162,7 @@ export const leadAtOnce = keptPlanProcedure({
       lead_written := 'settled';
     END IF;
     lead_event_id := written.id;
+    lead_partner_id := partner_id;
   END;
   RETURN NEXT;
 `,
@@ -166,6 +171,9 @@ export const leadAtOnce = keptPlanProcedure({
 type LeadAtOnceRow = {
   lead_written: "provisional" | "settled" | null;
   lead_event_id: unknown;
+  lead_partner_id: number | null;
+  lead_click_id: string | null;
+  promoted_customer_id: unknown;
 } & { [Column in keyof LeadRow as `facts_${Column}`]: LeadRow[Column] };
 
 /**
@@ -220,14 +228,19 @@ export async function leadDecidedAtOnce(
   db: Database,
   input: Parameters<typeof leadAtOnceValues>[0],
   log: Logger,
+  /** Told the rules' decision of a lead the database wrote, before any answer (the key's notice, CORS). */
+  onWritten: (decision: LeadDecision) => void,
   sending?: Sending,
 ): Promise<{ decision: LeadWritten; leadEventId: number } | { facts: LeadFacts } | undefined> {
   let row: LeadAtOnceRow;
   try {
     row = await leadAtOnceSent.send(db, leadAtOnceValues(input), 0, sending);
   } catch (error) {
-    if (isRefusedAndKeptNothing(error)) return undefined;
-    throw error;
+    if (!isRefusedAndKeptNothing(error)) throw error;
+    log.warn("the lead decided at once was refused by the database; decided anew", {
+      pg_code: pgErrorOf(error)?.code,
+    });
+    return undefined;
   }
   const facts = leadFactsFromRow({
     api_key: row.facts_api_key,
@@ -238,25 +251,39 @@ export async function leadDecidedAtOnce(
   });
   if (row.lead_written === null) return { facts };
   const decision = decideLead(input.intent, facts);
+  onWritten(decision);
   const leadEventId = fromDriver(leadEvents.id, row.lead_event_id as string);
-  if (decision.outcome !== "provisional" && decision.outcome !== "settled")
-    throw disagreement(decision, row, leadEventId, log);
-  if (decision.outcome !== row.lead_written) throw disagreement(decision, row, leadEventId, log);
+  if (!writtenAsDecided(decision, row, input.keyHash !== null)) {
+    // Never expected (`lead-at-once.test.ts`): the rules in the database and in TypeScript disagree. The lead
+    // is written; the request fails rather than answer what was not written.
+    log.error("the database decided the lead otherwise than the rules", undefined, {
+      lead_event_id: leadEventId,
+      outcome: decision.outcome,
+      lead_written: row.lead_written,
+    });
+    throw new Error("lead decided otherwise in the database");
+  }
   return { decision, leadEventId };
 }
 
 /** A lead the database wrote: its decision is the rules' provisional or settled one. */
 type LeadWritten = Extract<LeadDecision, { outcome: "provisional" | "settled" }>;
 
-/**
- * Never expected (`lead-at-once.test.ts`): the rules in the database and in TypeScript disagree. The lead is
- * written; the request fails rather than answer what was not written.
- */
-function disagreement(decision: LeadDecision, row: LeadAtOnceRow, leadEventId: number, log: Logger): Error {
-  log.error("the database decided the lead otherwise than the rules", undefined, {
-    lead_event_id: leadEventId,
-    outcome: decision.outcome,
-    lead_written: row.lead_written,
-  });
-  return new Error("lead decided otherwise in the database");
+/** Whether the database wrote what the rules decided: the outcome, and the partner, click and customer it names. */
+function writtenAsDecided(
+  decision: LeadDecision,
+  row: LeadAtOnceRow,
+  withKey: boolean,
+): decision is LeadWritten {
+  if (decision.outcome !== "provisional" && decision.outcome !== "settled") return false;
+  if (decision.outcome !== row.lead_written) return false;
+  const event = decision.write.leadEvent;
+  const promoted = row.promoted_customer_id === null ? null : Number(row.promoted_customer_id);
+  const customer = decision.write.kind === "settle" ? decision.write.customer : null;
+  return (
+    event.partnerId === row.lead_partner_id &&
+    event.clickId === row.lead_click_id &&
+    event.viaApiKey === withKey &&
+    (customer?.kind === "promote" ? customer.customerId : null) === promoted
+  );
 }

@@ -123,20 +123,24 @@ export function registerLead(app: OpenAPIHono<AppEnv>): void {
             c.req.header("User-Agent")?.slice(0, 512) ?? null,
           );
 
-    /** The decision's key notice and CORS origins set; a refusal thrown. */
-    const decided = <Decision extends LeadDecision>(decision: Decision) => {
+    /** The decision's key notice and CORS origins, for whatever the answer is. */
+    const noted = (decision: LeadDecision) => {
       c.set("keyRotation", decision.rotation ?? undefined);
       if (decision.allowedOrigins) c.set("corsAllowedOrigins", decision.allowedOrigins);
-      if (decision.outcome === "refused") throw leadRefusalError(decision.refusal, config.docsUrl);
-      return decision as Exclude<Decision, { outcome: "refused" }>;
     };
 
     // The common lead, decided and written by the database in one round trip (`lead-at-once.ts`); what it
     // leaves to the rules is decided below on the facts it read, not read again.
     let factsRead: LeadFacts | undefined;
     if (leadMayBeDecidedAtOnce(intent)) {
-      const atOnce = await leadDecidedAtOnce(db, { intent, keyHash, device }, c.get("log"), sendingOf(c));
-      if (atOnce && "decision" in atOnce) return c.json(decided(atOnce.decision).body, 200);
+      const atOnce = await leadDecidedAtOnce(
+        db,
+        { intent, keyHash, device },
+        c.get("log"),
+        noted,
+        sendingOf(c),
+      );
+      if (atOnce && "decision" in atOnce) return c.json(atOnce.decision.body, 200);
       factsRead = atOnce?.facts;
     }
 
@@ -155,7 +159,9 @@ export function registerLead(app: OpenAPIHono<AppEnv>): void {
             sendingOf(c),
           ));
         factsRead = undefined;
-        const decision = decided(decideLead(intent, facts));
+        const decision = decideLead(intent, facts);
+        noted(decision);
+        if (decision.outcome === "refused") throw leadRefusalError(decision.refusal, config.docsUrl);
         const { leadEventId } = await writeLead(db, decision.write, device, sendingOf(c));
         return decision.outcome === "test" ? testLeadBody(leadEventId, decision.programId) : decision.body;
       },
