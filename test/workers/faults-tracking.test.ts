@@ -297,6 +297,39 @@ describe("injected faults: POST /api/v1/track/lead, left to the rules", () => {
   });
 });
 
+describe("injected faults: POST /api/v1/track/lead, declined by the database and written by the rules", () => {
+  it.each(faultCases(ROUND_TRIPS.leadLeftToTheRules))("%s at round trip %i", async (name, ordinal, fault) => {
+    // A test key's lead: the call that would decide it at once reads it and leaves it to the rules, which write
+    // the test lead the usual way.
+    const p = await createProgram();
+    const clickId = await recordClick(p.links[0]);
+    const body = { click_id: clickId };
+    const response = await withFault(faults, fault, ordinal, () =>
+      postJson(leadPath, body, bearer(p.testApiKey)),
+    );
+
+    // Refused by the database at the first call: read, decided and written anew (200). Lost at the write:
+    // committed. Otherwise nothing written.
+    const decidedAnew = ordinal === 1 && name === "constraint error";
+    const written = decidedAnew || (ordinal === ROUND_TRIPS.leadLeftToTheRules && name === "lost answer");
+    if (decidedAnew) {
+      expect(response.status).toBe(200);
+      expect(response.body).toMatchObject({ success: true, message: "Test lead recorded" });
+    } else {
+      expect(response.status).toBe(500);
+      expect(response.body).toEqual(internalError("Lead tracking failed"));
+    }
+    expect(await leadEventsOfProgram(p.programId)).toHaveLength(written ? 1 : 0);
+    // A test lead makes no customer, and each test lead sent is recorded: the retry adds one.
+    const retry = await postJson(leadPath, body, bearer(p.testApiKey));
+    expect(retry.status).toBe(200);
+    expect(await leadEventsOfProgram(p.programId)).toMatchObject(
+      Array.from({ length: written ? 2 : 1 }, () => ({ isTest: true, clickId })),
+    );
+    expect(await customersOfProgram(p.programId)).toEqual([]);
+  });
+});
+
 /**
  * The lead's event and its customer's key, written or not; then the same lead sent again: a written lead
  * answers 400 (the spec: a retried lead may answer status-cannot-be-updated, safe to ignore), one that was not
