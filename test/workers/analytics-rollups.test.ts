@@ -308,21 +308,27 @@ describe("analytics rollups", () => {
 
   it("the partial sets follow hours_until; a set older than two hours is deleted", async () => {
     const other = await dataSet(20261126);
-    await rollUpAll(db, now, { programIds: [other.p.programId] });
+    // Its own clock, mid-month and mid-day inside the data set's range: a set holds the month's days before the
+    // day (and the day's hours), so it is never empty, as it would be three hours after the wall clock near a
+    // month's end (the month rolled up whole, no event after the data set's end).
+    const month = new Date(now.getTime() - 30 * day);
+    const at = (hours: number) =>
+      new Date(Date.UTC(month.getUTCFullYear(), month.getUTCMonth(), 15, 12, 20) + hours * hour);
+    await rollUpAll(db, at(0), { programIds: [other.p.programId] });
     const keysOf = async () =>
       (await rollupRows(other.p.programId))
         .filter((r) => r.grain === "day_partial" || r.grain === "month_partial")
         .map((r) => new Date(String(r.bucket_start)).toISOString());
-    const first = rollupTarget(now).toISOString();
+    const first = rollupTarget(at(0)).toISOString();
     expect(new Set(await keysOf())).toEqual(new Set([first]));
     // An hour later: the new set and the previous one (a reader may still hold the old progress).
-    await rollUpAll(db, new Date(now.getTime() + hour), { programIds: [other.p.programId] });
-    const second = rollupTarget(new Date(now.getTime() + hour)).toISOString();
+    await rollUpAll(db, at(1), { programIds: [other.p.programId] });
+    const second = rollupTarget(at(1)).toISOString();
     expect(new Set(await keysOf())).toEqual(new Set([first, second]));
     expect((await progressOf(other.p.programId))?.partialsUntil?.toISOString()).toBe(second);
     // Three hours after the first: the first set (older than two hours) is gone; the one two hours old stays.
-    await rollUpAll(db, new Date(now.getTime() + 3 * hour), { programIds: [other.p.programId] });
-    const fourth = rollupTarget(new Date(now.getTime() + 3 * hour)).toISOString();
+    await rollUpAll(db, at(3), { programIds: [other.p.programId] });
+    const fourth = rollupTarget(at(3)).toISOString();
     expect(new Set(await keysOf())).toEqual(new Set([second, fourth]));
   });
 
