@@ -1,6 +1,7 @@
+import { customers } from "../../../schema/customers.ts";
 import { leadEvents } from "../../../schema/events.ts";
 import type { Database } from "../../db/client.ts";
-import { fromDriver } from "../../db/columns.ts";
+import { fromDriver, fromDriverOrNull } from "../../db/columns.ts";
 import { isRefusedAndKeptNothing, pgErrorOf } from "../../db/errors.ts";
 import type { Sending } from "../../db/group-committed-statement.ts";
 import { groupCommittedWrite } from "../../db/group-committed-write.ts";
@@ -252,7 +253,7 @@ export async function leadDecidedAtOnce(
   if (row.lead_written === null) return { facts };
   const decision = decideLead(input.intent, facts);
   onWritten(decision);
-  const leadEventId = fromDriver(leadEvents.id, row.lead_event_id as string);
+  const leadEventId = fromDriver(leadEvents.id, row.lead_event_id);
   if (!writtenAsDecided(decision, row, input.keyHash !== null)) {
     // Never expected (`lead-at-once.test.ts`): the rules in the database and in TypeScript disagree. The lead
     // is written; the request fails rather than answer what was not written.
@@ -278,7 +279,7 @@ function writtenAsDecided(
   if (decision.outcome !== "provisional" && decision.outcome !== "settled") return false;
   if (decision.outcome !== row.lead_written) return false;
   const event = decision.write.leadEvent;
-  const promoted = row.promoted_customer_id === null ? null : Number(row.promoted_customer_id);
+  const promoted = fromDriverOrNull(customers.id, row.promoted_customer_id);
   const customer = decision.write.kind === "settle" ? decision.write.customer : null;
   return (
     event.partnerId === row.lead_partner_id &&
