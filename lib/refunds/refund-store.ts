@@ -5,7 +5,7 @@ import { type CommissionStatus, commissions, refunds } from "../../schema/commis
 import { saleEvents } from "../../schema/events.ts";
 import { notifications } from "../../schema/notifications.ts";
 import { paymentAliases } from "../../schema/payment-aliases.ts";
-import { programApiKeys, programs } from "../../schema/programs.ts";
+import { programs } from "../../schema/programs.ts";
 import { type ApiKeyRecord, apiKeyRecordFromRow, apiKeyRecordQuery } from "../auth/program-key.ts";
 import { checkedNotSearched } from "../db/checked-not-searched.ts";
 import type { Database } from "../db/client.ts";
@@ -15,6 +15,7 @@ import { groupCommittedWrite } from "../db/group-committed-write.ts";
 import { keptPlanStatement } from "../db/kept-plan.ts";
 import { keptPlanSequence } from "../db/kept-plan-sequence.ts";
 import { wellFormedJson } from "../db/well-formed-json.ts";
+import { keyProgram } from "../tracking/sale/sale-store.ts";
 import { commissionRefundedWebhookStatement } from "../webhooks/outbox-statements.ts";
 import type { RefundFacts, RefundRepeat, RefundWrite } from "./decide-refund.ts";
 import type { RefundNotification } from "./refund-notifications.ts";
@@ -160,14 +161,13 @@ export const refundFactsStatement = keptPlanStatement({
  * the read and the order of refunds decided at once (`refund_lock_order`).
  */
 export function keyProgramSaleNamed(keyHash: Placeholder, transactionId: Placeholder): SQL {
-  const k = programApiKeys;
-  const keyProgram = sql`(select ${k.programId} from ${k} where ${k.keyHash} = ${keyHash}::text and ${k.revokedAt} is null)`;
+  const program = keyProgram(keyHash);
   const s = refundSale;
   const x = alias(saleEvents, "x");
   const a = alias(paymentAliases, "a");
-  const namespaces = sql`('live', 'test:' || ${keyProgram})`;
+  const namespaces = sql`('live', 'test:' || ${program})`;
   // The text (its line breaks and indentation too) is the body of the migrated `read_refund_and_repeats`.
-  return sql`${checkedNotSearched(sql`${s.programId} = ${keyProgram}`)}
+  return sql`${checkedNotSearched(sql`${s.programId} = ${program}`)}
             and ${s.id} in (
               select ${x.id} from ${saleEvents} ${x}
               where ${x.idNamespace} in ${namespaces} and ${x.processorEventId} = ${transactionId}::text
