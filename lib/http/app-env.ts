@@ -68,6 +68,8 @@ export interface AppEnv {
     session: Session | undefined;
     /** The program the signed-in person's membership was checked for in this request (`requireProgramAccess`). */
     programAccessChecked: number | undefined;
+    /** Set by the first rate limiter a request meets: a later one (a family's catch-all) does not count it again. */
+    rateLimitCounted: boolean | undefined;
     /** Statuses this route answers without `X-Request-ID` (`omitRequestIdOn`). */
     requestIdHeaderOmittedOn: readonly number[] | undefined;
   };

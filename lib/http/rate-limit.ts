@@ -19,6 +19,9 @@ const authenticatedKeys = new KnownKeys();
  */
 export function rateLimit(policy: RateLimitPolicy) {
   return createMiddleware<AppEnv>(async (c, next) => {
+    // A request is counted once, by the first limiter it meets (its route's, before a family's catch-all).
+    if (c.get("rateLimitCounted")) return next();
+    c.set("rateLimitCounted", true);
     // The dashboard page sends its sign-in token in a cookie; it counts like the same token as Bearer.
     let keyHash: string | null = null;
     if (policy.countedPer === "token") {

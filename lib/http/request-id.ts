@@ -22,11 +22,15 @@ export const requestId = createMiddleware<AppEnv>(async (c, next) => {
 
 /**
  * The spec's one exception: `GET /api/v1/cli/status` answers its 200, 401 and 429 without `X-Request-ID`
- * (its 500 keeps it). A route names the statuses that go without the header.
+ * (its 500 keeps it). A route names its method and the statuses that go without the header; another method
+ * on the same path (which the route's middleware still sees, and may answer 401 or 404) keeps the header, as
+ * the exception names only the GET. `HEAD` is the GET without its body (Hono routes it to the GET handler).
  */
-export function omitRequestIdOn(statuses: readonly number[]) {
+export function omitRequestIdOn(method: "GET", statuses: readonly number[]) {
   return createMiddleware<AppEnv>(async (c, next) => {
-    c.set("requestIdHeaderOmittedOn", statuses);
+    if (c.req.method === method || (method === "GET" && c.req.method === "HEAD")) {
+      c.set("requestIdHeaderOmittedOn", statuses);
+    }
     await next();
   });
 }

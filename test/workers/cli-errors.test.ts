@@ -1,3 +1,4 @@
+import { SELF } from "cloudflare:test";
 import { eq } from "drizzle-orm";
 import { describe, expect, inject, it } from "vitest";
 import { sha256Hex } from "../../lib/auth/api-keys.ts";
@@ -528,6 +529,52 @@ describe("command-line endpoint errors (spec section 7), row by row", () => {
       if (method === "GET") expect(answer.headers.get("X-Request-ID")).toBeNull();
       else expect(answer.headers.get("X-Request-ID")).toMatch(/^req_/);
     }
+  });
+
+  it("the status path's other methods keep X-Request-ID: the spec's exception names GET only", async () => {
+    const p = await createProgram();
+    for (const method of ["POST", "PUT", "DELETE", "PATCH"] as const) {
+      const keyless = await cli(method, "/api/v1/cli/status");
+      expect([method, keyless.status]).toEqual([method, 401]);
+      expect(keyless.headers.get("X-Request-ID")).toMatch(/^req_/);
+      expect(keyless.headers.get("X-RateLimit-Limit")).toBe("60");
+      const keyed = await cli(method, "/api/v1/cli/status", { token: p.apiKey });
+      expect([method, keyed.status]).toEqual([method, 404]);
+      expect(keyed.headers.get("X-Request-ID")).toMatch(/^req_/);
+    }
+    const head = await SELF.fetch("https://api.test/api/v1/cli/status", {
+      method: "HEAD",
+      headers: { Authorization: `Bearer ${p.apiKey}`, "CF-Connecting-IP": freshIp() },
+    });
+    expect(head.status).toBe(200);
+    expect(head.headers.get("X-Request-ID")).toBeNull();
+  });
+
+  it("a path of the family no route has: 404 with the family's X-RateLimit-* headers, each call counted once", async () => {
+    const ip = freshIp();
+    const remaining: number[] = [];
+    for (const [method, path] of [
+      ["GET", "/api/v1/cli/nope"],
+      ["POST", "/api/v1/cli/stripe-connect/callback"],
+      ["GET", "/api/v1/cli/"],
+      // A known path's other method: its route's limiter counts it, the family's does not again.
+      ["GET", "/api/v1/cli/init"],
+      ["GET", "/api/v1/cli/nope"],
+    ] as const) {
+      const answer = await cli(method, path, { ip });
+      expect([method, path, answer.status]).toEqual([method, path, 404]);
+      expect(answer.body).toEqual({
+        data: null,
+        error: { status: 404, name: "NotFoundError", message: "Not found", details: {} },
+      });
+      expect(answer.headers.get("X-Request-ID")).toMatch(/^req_/);
+      expect(answer.headers.get("X-RateLimit-Limit")).toBe("60");
+      expect(answer.headers.get("X-RateLimit-Reset")).toMatch(/^\d+$/);
+      remaining.push(Number(answer.headers.get("X-RateLimit-Remaining")));
+    }
+    // One bucket (the caller's IP, no token sent), one count per call, unless its window rolled over meanwhile.
+    const steps = remaining.slice(1).map((r, i) => (remaining[i] as number) - r);
+    expect(steps.every((step) => step === 1 || step < 0)).toBe(true);
   });
 
   it("rate limit: 60 per minute per key; status's 429 has no request id, Retry-After in seconds", async () => {

@@ -1,5 +1,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../../lib/http/app-env.ts";
+import { rateLimit } from "../../../../lib/http/rate-limit.ts";
+import { rateLimits } from "../../../../lib/ratelimit/policies.ts";
 import { registerAuthCallback } from "./auth-callback.ts";
 import { registerAuthLogout } from "./auth-logout.ts";
 import { registerAuthPoll } from "./auth-poll.ts";
@@ -23,4 +25,8 @@ export function registerCli(app: OpenAPIHono<AppEnv>): void {
   registerTestEvent(app);
   registerStripeConnect(app);
   registerCliLoginPage(app);
+  // Last: a path of the family no route has answers 404 with the family's X-RateLimit-* headers (spec section
+  // 8 limits all of `/api/v1/cli/*`, and every response there carries them), counted like the keyed routes. A
+  // known path's other methods were counted by their route's own limiter, which this one then leaves alone.
+  app.all("/api/v1/cli/*", rateLimit(rateLimits.cli), (c) => c.notFound());
 }

@@ -39,7 +39,7 @@ export const statusRoute = createRoute({
 export function registerStatus(app: OpenAPIHono<AppEnv>): void {
   app.use(
     statusRoute.path,
-    omitRequestIdOn([200, 401, 429]),
+    omitRequestIdOn("GET", [200, 401, 429]),
     cliErrorPolicy("Failed to get status"),
     rateLimit(rateLimits.cli),
     keyRotationNotice,
