@@ -70,7 +70,7 @@ export interface AppEnv {
     programAccessChecked: number | undefined;
     /** Set by the first rate limiter a request meets: a later one (a family's catch-all) does not count it again. */
     rateLimitCounted: boolean | undefined;
-    /** Statuses this route answers without `X-Request-ID` (`omitRequestIdOn`). */
+    /** Statuses this route answers without `X-Request-ID` (`omitRequestIdOnGet`). */
     requestIdHeaderOmittedOn: readonly number[] | undefined;
   };
 }

@@ -6,7 +6,7 @@ import type { AppEnv } from "./app-env.ts";
 const acceptableIncomingId = /^[A-Za-z0-9._:-]{8,128}$/;
 
 /**
- * Every response carries `X-Request-ID` (except where a route opts out with `omitRequestIdOn`). A well-formed id sent by the caller is kept, so a brand can trace
+ * Every response carries `X-Request-ID` (except where a route opts out with `omitRequestIdOnGet`). A well-formed id sent by the caller is kept, so a brand can trace
  * one call through its own logs and ours; anything else is replaced by a fresh id.
  */
 export const requestId = createMiddleware<AppEnv>(async (c, next) => {
@@ -22,15 +22,13 @@ export const requestId = createMiddleware<AppEnv>(async (c, next) => {
 
 /**
  * The spec's one exception: `GET /api/v1/cli/status` answers its 200, 401 and 429 without `X-Request-ID`
- * (its 500 keeps it). A route names its method and the statuses that go without the header; another method
- * on the same path (which the route's middleware still sees, and may answer 401 or 404) keeps the header, as
- * the exception names only the GET. `HEAD` is the GET without its body (Hono routes it to the GET handler).
+ * (its 500 keeps it). A route names the statuses its GET (and HEAD, which Hono routes to the GET handler)
+ * answers without the header; another method on the same path, which the route's middleware still sees and
+ * may answer 401 or 404, keeps it: the exception names only the GET.
  */
-export function omitRequestIdOn(method: "GET", statuses: readonly number[]) {
+export function omitRequestIdOnGet(statuses: readonly number[]) {
   return createMiddleware<AppEnv>(async (c, next) => {
-    if (c.req.method === method || (method === "GET" && c.req.method === "HEAD")) {
-      c.set("requestIdHeaderOmittedOn", statuses);
-    }
+    if (c.req.method === "GET" || c.req.method === "HEAD") c.set("requestIdHeaderOmittedOn", statuses);
     await next();
   });
 }

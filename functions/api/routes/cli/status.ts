@@ -12,7 +12,7 @@ import type { AppEnv } from "../../../../lib/http/app-env.ts";
 import { cliErrorPolicy } from "../../../../lib/http/cli-error-policy.ts";
 import { keyRotationNotice } from "../../../../lib/http/key-rotation-notice.ts";
 import { rateLimit } from "../../../../lib/http/rate-limit.ts";
-import { omitRequestIdOn } from "../../../../lib/http/request-id.ts";
+import { omitRequestIdOnGet } from "../../../../lib/http/request-id.ts";
 import { requireBearer } from "../../../../lib/http/require-bearer.ts";
 import { rateLimits } from "../../../../lib/ratelimit/policies.ts";
 import { keyRotationNoticeDocumented } from "../../key-rotation-documented.ts";
@@ -39,7 +39,7 @@ export const statusRoute = createRoute({
 export function registerStatus(app: OpenAPIHono<AppEnv>): void {
   app.use(
     statusRoute.path,
-    omitRequestIdOn("GET", [200, 401, 429]),
+    omitRequestIdOnGet([200, 401, 429]),
     cliErrorPolicy("Failed to get status"),
     rateLimit(rateLimits.cli),
     keyRotationNotice,
